@@ -1,0 +1,145 @@
+/*
+ * collie.h — public API of collie, a library of collective communication routines
+ * (allreduce, reduce, broadcast, barrier) on a one-sided notified-write model.
+ *
+ * Every call returns a status: COLLIE_OK (0), COLLIE_TIMEOUT (> 0, "still in progress",
+ * only from collie_test), or a negative error.  collie_last_error() gives a detailed
+ * message (naming the rank, the peer and the argument at fault) for this thread's last
+ * error.
+ */
+#ifndef COLLIE_H
+#define COLLIE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLLIE_VERSION_MAJOR 0
+#define COLLIE_VERSION_MINOR 1
+
+/* ---- status codes ---------------------------------------------------------------- */
+enum {
+    COLLIE_OK = 0,
+    COLLIE_TIMEOUT = 1,              /* not an error: the operation is still in progress */
+    COLLIE_ERR_ARG = -1,             /* a bad argument (null buffer, bad root, ...) */
+    COLLIE_ERR_NOMEM = -2,           /* out of memory */
+    COLLIE_ERR_PEER = -3,            /* a peer died or stayed silent past the timeout */
+    COLLIE_ERR_MISMATCH = -4,        /* ranks called different collectives / counts / types */
+    COLLIE_ERR_UNSUPPORTED = -5,     /* valid but not supported (e.g. op not defined for type) */
+    COLLIE_ERR_TRANSPORT = -6,       /* the transport failed (shm, system call) */
+    COLLIE_ERR_INTERNAL = -7         /* a bug in collie */
+};
+
+const char *collie_strerror(int status);
+const char *collie_last_error(void);
+
+/* ---- teams ------------------------------------------------------------------------- */
+typedef struct collie_team collie_team_t;
+typedef struct collie_request collie_request_t;
+typedef struct collie_op_s *collie_op_t;
+
+int collie_init(void);
+int collie_finalize(void);
+collie_team_t *collie_world(void);
+int collie_rank(const collie_team_t *team);
+int collie_size(const collie_team_t *team);
+
+/* ---- datatypes ----------------------------------------------------------------------
+ * A datatype is an integer handle.  Built-in types are the constants below; an opaque
+ * element of n bytes (for user-defined operations only) is collie_dtype_bytes(n). */
+typedef uint64_t collie_dtype_t;
+enum {
+    COLLIE_DTYPE_INVALID = 0,
+    COLLIE_INT8, COLLIE_INT16, COLLIE_INT32, COLLIE_INT64,
+    COLLIE_UINT8, COLLIE_UINT16, COLLIE_UINT32, COLLIE_UINT64,
+    COLLIE_FLOAT16, COLLIE_BFLOAT16, COLLIE_FLOAT32, COLLIE_FLOAT64,
+    COLLIE_FLOAT32_INT32,            /* struct { float v; int32_t i; } for MAXLOC/MINLOC */
+    COLLIE_FLOAT64_INT32,            /* struct { double v; int32_t i; } (16 bytes, padded) */
+    COLLIE_INT32_INT32,              /* struct { int32_t v; int32_t i; } */
+    COLLIE_DTYPE_BUILTIN_COUNT
+};
+collie_dtype_t collie_dtype_bytes(size_t element_size);
+size_t collie_dtype_size(collie_dtype_t dtype);  /* 0 for an invalid type */
+const char *collie_dtype_name(collie_dtype_t dtype);
+
+/* ---- reduction operations ------------------------------------------------------------ */
+struct collie_op_s;
+extern struct collie_op_s collie_builtin_ops_[];
+enum {
+    COLLIE_OPID_SUM = 0, COLLIE_OPID_PROD, COLLIE_OPID_MIN, COLLIE_OPID_MAX,
+    COLLIE_OPID_LAND, COLLIE_OPID_LOR, COLLIE_OPID_LXOR,
+    COLLIE_OPID_BAND, COLLIE_OPID_BOR, COLLIE_OPID_BXOR,
+    COLLIE_OPID_MAXLOC, COLLIE_OPID_MINLOC,
+    COLLIE_OPID_BUILTIN_COUNT
+};
+#define COLLIE_SUM    (&collie_builtin_ops_[COLLIE_OPID_SUM])
+#define COLLIE_PROD   (&collie_builtin_ops_[COLLIE_OPID_PROD])
+#define COLLIE_MIN    (&collie_builtin_ops_[COLLIE_OPID_MIN])
+#define COLLIE_MAX    (&collie_builtin_ops_[COLLIE_OPID_MAX])
+#define COLLIE_LAND   (&collie_builtin_ops_[COLLIE_OPID_LAND])
+#define COLLIE_LOR    (&collie_builtin_ops_[COLLIE_OPID_LOR])
+#define COLLIE_LXOR   (&collie_builtin_ops_[COLLIE_OPID_LXOR])
+#define COLLIE_BAND   (&collie_builtin_ops_[COLLIE_OPID_BAND])
+#define COLLIE_BOR    (&collie_builtin_ops_[COLLIE_OPID_BOR])
+#define COLLIE_BXOR   (&collie_builtin_ops_[COLLIE_OPID_BXOR])
+#define COLLIE_MAXLOC (&collie_builtin_ops_[COLLIE_OPID_MAXLOC])
+#define COLLIE_MINLOC (&collie_builtin_ops_[COLLIE_OPID_MINLOC])
+
+/* User-defined operation: fn computes inout[i] = in[i] ∘ inout[i], where `in` holds the
+ * contributions of lower ranks (MPI's convention).  For a non-commutative operation the
+ * result is x0 ∘ x1 ∘ … ∘ x(P-1). */
+typedef void (*collie_user_fn)(const void *in, void *inout, size_t count,
+                               collie_dtype_t dtype, void *ctx);
+enum { COLLIE_OP_COMMUTATIVE = 1, COLLIE_OP_IDEMPOTENT = 2 };
+int collie_op_create(collie_user_fn fn, void *ctx, unsigned flags, collie_op_t *op);
+void collie_op_free(collie_op_t op);
+const char *collie_op_name(collie_op_t op);
+
+#define COLLIE_IN_PLACE ((void *)1)
+#define COLLIE_BLOCK (-1)
+
+/* ---- blocking collectives -------------------------------------------------------------- */
+int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                     collie_dtype_t dtype, collie_op_t op);
+int collie_reduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                  collie_dtype_t dtype, collie_op_t op, int root);
+int collie_bcast(collie_team_t *team, void *buf, size_t count, collie_dtype_t dtype, int root);
+int collie_barrier(collie_team_t *team);
+
+/* ---- split-phase: start, then test until COLLIE_OK (timeout_ms 0 = one bounded step,
+ * COLLIE_BLOCK = until done or the team's failure timeout) --------------------------------- */
+int collie_iallreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                      collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
+int collie_ireduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                   collie_dtype_t dtype, collie_op_t op, int root, collie_request_t **req);
+int collie_ibcast(collie_team_t *team, void *buf, size_t count, collie_dtype_t dtype, int root,
+                  collie_request_t **req);
+int collie_ibarrier(collie_team_t *team, collie_request_t **req);
+int collie_test(collie_request_t *req, int timeout_ms);
+int collie_wait(collie_request_t *req);
+void collie_request_free(collie_request_t *req);
+
+/* ---- persistent: plan once, start many times ------------------------------------------- */
+int collie_allreduce_init(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                          collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
+int collie_reduce_init(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                       collie_dtype_t dtype, collie_op_t op, int root, collie_request_t **req);
+int collie_bcast_init(collie_team_t *team, void *buf, size_t count, collie_dtype_t dtype,
+                      int root, collie_request_t **req);
+int collie_barrier_init(collie_team_t *team, collie_request_t **req);
+int collie_start(collie_request_t *req);
+
+/* Name of the algorithm the request runs (after init/start), e.g. "ring". */
+const char *collie_request_algorithm(const collie_request_t *req);
+
+/* ---- memory in the team's registered segment ------------------------------------------- */
+void *collie_alloc(collie_team_t *team, size_t bytes);
+void collie_free(collie_team_t *team, void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLIE_H */

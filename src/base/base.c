@@ -1,0 +1,98 @@
+/* base.c — status strings, thread-local error messages, logging, environment, clock. */
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Thread_local char last_error[1024];
+static int log_rank = -1;
+int collie_log_level_ = COLLIE_LOG_ERROR;
+
+const char *collie_strerror(int status) {
+    switch (status) {
+    case COLLIE_OK: return "success";
+    case COLLIE_TIMEOUT: return "still in progress (timeout)";
+    case COLLIE_ERR_ARG: return "invalid argument";
+    case COLLIE_ERR_NOMEM: return "out of memory";
+    case COLLIE_ERR_PEER: return "peer failed or timed out";
+    case COLLIE_ERR_MISMATCH: return "ranks called mismatching collectives";
+    case COLLIE_ERR_UNSUPPORTED: return "unsupported";
+    case COLLIE_ERR_TRANSPORT: return "transport failure";
+    case COLLIE_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+    }
+}
+
+const char *collie_last_error(void) { return last_error; }
+
+void collie_set_log_rank(int rank) { log_rank = rank; }
+
+int collie_fail(int status, const char *fmt, ...) {
+    char msg[sizeof last_error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (log_rank >= 0)
+        snprintf(last_error, sizeof last_error, "rank %d: %s", log_rank, msg);
+    else
+        snprintf(last_error, sizeof last_error, "%s", msg);
+    if (status < 0)
+        collie_log(COLLIE_LOG_ERROR, "%s (%s)", msg, collie_strerror(status));
+    return status;
+}
+
+void collie_log_init(void) {
+    const char *v = getenv("COLLIE_LOG");
+    if (!v || !*v)
+        return;
+    static const char *names[] = { "error", "warn", "info", "debug" };
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(v, names[i]) == 0)
+            collie_log_level_ = i;
+}
+
+void collie_log(int level, const char *fmt, ...) {
+    if (collie_log_level_ < level)
+        return;
+    static const char *names[] = { "error", "warn", "info", "debug" };
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (log_rank >= 0)
+        fprintf(stderr, "collie[%d] %s: %s\n", log_rank, names[level], msg);
+    else
+        fprintf(stderr, "collie %s: %s\n", names[level], msg);
+}
+
+long long collie_env_int(const char *name, long long def) {
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 0);
+    if (errno || *end) {
+        collie_log(COLLIE_LOG_WARN, "ignoring %s=%s: not an integer", name, v);
+        return def;
+    }
+    return x;
+}
+
+const char *collie_env_str(const char *name, const char *def) {
+    const char *v = getenv(name);
+    return (v && *v) ? v : def;
+}
+
+uint64_t collie_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,29 @@
+/*
+ * base.h — status messages, logging, environment configuration, clocks (layer 1).
+ */
+#ifndef COLLIE_BASE_H
+#define COLLIE_BASE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include "collie.h"
+
+/* Records a detailed message for collie_last_error() (prefixed with "rank R: " when the
+ * rank is known), logs it at level error, and returns status. */
+int collie_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void collie_set_log_rank(int rank);
+
+enum collie_log_level { COLLIE_LOG_ERROR = 0, COLLIE_LOG_WARN, COLLIE_LOG_INFO, COLLIE_LOG_DEBUG };
+extern int collie_log_level_;       /* read once from COLLIE_LOG */
+void collie_log_init(void);
+void collie_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define COLLIE_LOG_ON(level) (collie_log_level_ >= (level))
+
+/* Environment: integer with default; returns def when unset, logs a warning when malformed. */
+long long collie_env_int(const char *name, long long def);
+const char *collie_env_str(const char *name, const char *def);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t collie_now_ns(void);
+
+#endif

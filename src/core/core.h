@@ -1,0 +1,19 @@
+/*
+ * core.h — internal interface of the API layer for tools and tests (collie-bench forces
+ * algorithms per measurement; tests run schedules in-process).
+ */
+#ifndef COLLIE_CORE_H
+#define COLLIE_CORE_H
+
+#include "collie.h"
+#include "algorithms/algorithm.h"
+
+/* Same as setting COLLIE_<COLL>_ALGO=spec (e.g. "ring", "nway_dissemination:n=3", "auto")
+ * for collectives started from now on.  COLLIE_ERR_ARG for an unknown name or bad params. */
+int collie_force_algorithm(int coll, const char *spec);
+
+/* Parses "name[:key=value[,key=value]]" into name (size namesz) and params.
+ * COLLIE_OK or COLLIE_ERR_ARG (message set). */
+int collie_parse_algo_spec(const char *spec, char *name, size_t namesz, collie_algo_params *params);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * types.h — datatypes, reduction operations and the multi-source reduction kernel
+ * (layer 2 of docs/design.md).
+ */
+#ifndef COLLIE_TYPES_H
+#define COLLIE_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "collie.h"
+
+/* Bit set in a collie_dtype_t made by collie_dtype_bytes(n); the low 32 bits hold n. */
+#define COLLIE_DTYPE_BYTES_FLAG ((collie_dtype_t)1 << 40)
+#define COLLIE_DTYPE_BYTES_MAX ((size_t)1 << 20)
+
+struct collie_op_s {
+    int id;                 /* COLLIE_OPID_* for built-ins, -1 for user operations */
+    unsigned flags;         /* COLLIE_OP_COMMUTATIVE | COLLIE_OP_IDEMPOTENT */
+    collie_user_fn fn;      /* user operations only */
+    void *ctx;
+    const char *name;
+    unsigned magic;         /* COLLIE_OP_MAGIC while valid, to catch freed/garbage handles */
+};
+#define COLLIE_OP_MAGIC 0xC011E0F5u
+
+bool collie_dtype_valid(collie_dtype_t dtype);
+bool collie_op_valid(collie_op_t op);
+bool collie_op_commutative(collie_op_t op);
+bool collie_op_idempotent(collie_op_t op);
+
+/* COLLIE_OK if op is defined for dtype, else COLLIE_ERR_ARG / COLLIE_ERR_UNSUPPORTED with
+ * collie_last_error() set (e.g. "op band is not defined for float64"). */
+int collie_op_check(collie_op_t op, collie_dtype_t dtype);
+
+/*
+ * The multi-source reduction kernel:
+ *     dst[i] = srcs[0][i] ∘ srcs[1][i] ∘ … ∘ srcs[nsrc-1][i]      for i < count
+ * where srcs[0] holds the contributions of the lowest ranks (operand order matters for
+ * non-commutative user operations).  The association is fixed and identical on every
+ * rank and every CPU path (so results are bitwise reproducible): built-in ops evaluate
+ * left to right ((s0∘s1)∘s2)…; user ops right to left s0∘(s1∘(…∘s(n-1))), which needs a
+ * single copy with the MPI-style fn(in, inout).  float16/bfloat16 accumulate in float32
+ * across all sources and round once.  nsrc == 1 is a copy.  dst may be identical to any
+ * source (same pointer); partial overlaps are not allowed.  op must be valid for dtype
+ * (collie_op_check).
+ */
+void collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
+                     collie_dtype_t dtype, collie_op_t op);
+
+/* Name of the kernel family chosen at run time ("avx512", "avx2", "scalar"). */
+const char *collie_reduce_isa(void);
+
+#endif
