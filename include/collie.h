@@ -67,7 +67,6 @@ const char *collie_dtype_name(collie_dtype_t dtype);
 
 /* ---- reduction operations ------------------------------------------------------------ */
 struct collie_op_s;
-extern struct collie_op_s collie_builtin_ops_[];
 enum {
     COLLIE_OPID_SUM = 0, COLLIE_OPID_PROD, COLLIE_OPID_MIN, COLLIE_OPID_MAX,
     COLLIE_OPID_LAND, COLLIE_OPID_LOR, COLLIE_OPID_LXOR,
@@ -75,18 +74,22 @@ enum {
     COLLIE_OPID_MAXLOC, COLLIE_OPID_MINLOC,
     COLLIE_OPID_BUILTIN_COUNT
 };
-#define COLLIE_SUM    (&collie_builtin_ops_[COLLIE_OPID_SUM])
-#define COLLIE_PROD   (&collie_builtin_ops_[COLLIE_OPID_PROD])
-#define COLLIE_MIN    (&collie_builtin_ops_[COLLIE_OPID_MIN])
-#define COLLIE_MAX    (&collie_builtin_ops_[COLLIE_OPID_MAX])
-#define COLLIE_LAND   (&collie_builtin_ops_[COLLIE_OPID_LAND])
-#define COLLIE_LOR    (&collie_builtin_ops_[COLLIE_OPID_LOR])
-#define COLLIE_LXOR   (&collie_builtin_ops_[COLLIE_OPID_LXOR])
-#define COLLIE_BAND   (&collie_builtin_ops_[COLLIE_OPID_BAND])
-#define COLLIE_BOR    (&collie_builtin_ops_[COLLIE_OPID_BOR])
-#define COLLIE_BXOR   (&collie_builtin_ops_[COLLIE_OPID_BXOR])
-#define COLLIE_MAXLOC (&collie_builtin_ops_[COLLIE_OPID_MAXLOC])
-#define COLLIE_MINLOC (&collie_builtin_ops_[COLLIE_OPID_MINLOC])
+/* The built-in operations are objects of the library; the handles are their addresses. */
+extern struct collie_op_s collie_op_sum_, collie_op_prod_, collie_op_min_, collie_op_max_,
+    collie_op_land_, collie_op_lor_, collie_op_lxor_, collie_op_band_, collie_op_bor_,
+    collie_op_bxor_, collie_op_maxloc_, collie_op_minloc_;
+#define COLLIE_SUM    (&collie_op_sum_)
+#define COLLIE_PROD   (&collie_op_prod_)
+#define COLLIE_MIN    (&collie_op_min_)
+#define COLLIE_MAX    (&collie_op_max_)
+#define COLLIE_LAND   (&collie_op_land_)
+#define COLLIE_LOR    (&collie_op_lor_)
+#define COLLIE_LXOR   (&collie_op_lxor_)
+#define COLLIE_BAND   (&collie_op_band_)
+#define COLLIE_BOR    (&collie_op_bor_)
+#define COLLIE_BXOR   (&collie_op_bxor_)
+#define COLLIE_MAXLOC (&collie_op_maxloc_)
+#define COLLIE_MINLOC (&collie_op_minloc_)
 
 /* User-defined operation: fn computes inout[i] = in[i] ∘ inout[i], where `in` holds the
  * contributions of lower ranks (MPI's convention).  For a non-commutative operation the

@@ -33,7 +33,7 @@ const char *collie_last_error(void) { return last_error; }
 void collie_set_log_rank(int rank) { log_rank = rank; }
 
 int collie_fail(int status, const char *fmt, ...) {
-    char msg[sizeof last_error];
+    char msg[sizeof last_error - 32];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

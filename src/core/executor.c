@@ -1,0 +1,354 @@
+/*
+ * executor.c — runs any schedule split-phase on any transport (layer 3).
+ *
+ * A request holds one rank's schedule.  collie_exec_progress() advances the current round
+ * as far as it can without waiting and returns: operations of a round progress
+ * concurrently, chunk by chunk (a PUT writes chunks while the peer grants credits; a
+ * REDUCE consumes chunks of its incoming sources as they arrive and reduces straight out
+ * of the inbox).  Messages to or from one peer keep operation order within a round, so
+ * both sides agree on the FIFO order of every channel.  Nothing here blocks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "core/internal.h"
+#include "types/types.h"
+
+#define DIRECT_CHUNK_TARGET (256u * 1024u)
+#define OP_DONE UINT64_MAX
+
+static bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
+    const collie_transport *tp = req->team->tp;
+    return tp->direct_ok && msg_bytes >= tp->direct_min_bytes && msg_bytes > req->chunk_bytes;
+}
+
+static uint64_t chunk_size(const collie_request_t *req, uint64_t msg_bytes) {
+    return use_direct(req, msg_bytes) ? req->direct_chunk_bytes : req->chunk_bytes;
+}
+
+static uint64_t chunk_count(const collie_request_t *req, uint64_t msg_bytes) {
+    if (msg_bytes == 0)
+        return 1;
+    uint64_t c = chunk_size(req, msg_bytes);
+    return (msg_bytes + c - 1) / c;
+}
+
+static char *local_ptr(const collie_request_t *req, sched_ref r) {
+    return (char *)req->buf[r.buf] + r.off;
+}
+
+int collie_exec_prepare(collie_request_t *req) {
+    collie_team_t *team = req->team;
+    collie_transport *tp = team->tp;
+    size_t elem = req->args.elem_size ? req->args.elem_size : 1;
+    req->chunk_bytes = (tp->slot_bytes / elem) * elem;
+    if (req->chunk_bytes == 0)
+        return collie_fail(COLLIE_ERR_UNSUPPORTED,
+                           "elements of %zu bytes exceed the transport's slot of %u bytes "
+                           "(raise COLLIE_SHM_SLOT_BYTES)", elem, tp->slot_bytes);
+    req->direct_chunk_bytes = (DIRECT_CHUNK_TARGET / elem) * elem;
+    if (req->direct_chunk_bytes < req->chunk_bytes)
+        req->direct_chunk_bytes = req->chunk_bytes;
+    uint32_t maxops = 1;
+    for (uint32_t r = 0; r < req->sched.nrounds; r++)
+        if (req->sched.rounds[r].nops > maxops)
+            maxops = req->sched.rounds[r].nops;
+    req->progress = calloc(maxops, sizeof *req->progress);
+    req->last_seq = calloc(maxops, sizeof *req->last_seq);
+    req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
+    req->progress_cap = maxops;
+    if (req->sched.tmp_bytes) {
+        req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
+        req->buf[SBUF_TMP] = req->tmp_alloc;
+    }
+    if (!req->progress || !req->last_seq || !req->busy || (req->sched.tmp_bytes && !req->tmp_alloc))
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
+                           collie_coll_name(req->args.coll));
+    return COLLIE_OK;
+}
+
+void collie_exec_restart(collie_request_t *req) {
+    req->round = 0;
+    req->round_started = 0;
+    memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
+    req->blocked_peer = -1;
+}
+
+/* ---- PUT ------------------------------------------------------------------------------ */
+
+static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_t msg_bytes,
+                        uint64_t len) {
+    h->bytes = (uint32_t)len;
+    h->flags = 0;
+    h->check = req->check;
+    h->msg_bytes = msg_bytes;
+    h->call_bytes = req->args.bytes;
+    h->call_seq = req->call_seq;
+    h->coll = (uint8_t)req->args.coll;
+}
+
+static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
+    collie_transport *tp = req->team->tp;
+    int q = op->peer;
+    collie_channel *ch = &tp->to[q];
+    uint64_t *prog = &req->progress[i];
+    uint64_t n = chunk_count(req, op->bytes), csize = chunk_size(req, op->bytes);
+    bool direct = use_direct(req, op->bytes);
+    const char *src = op->bytes ? local_ptr(req, req->sched.srcs[op->src]) : NULL;
+    bool wrote = false;
+    while (*prog < n) {
+        uint64_t s = tp->sent[q] + 1;
+        if (s > tp->nslots + atomic_load_explicit(&ch->consumed->value, memory_order_acquire))
+            break;
+        collie_slot_hdr *h = collie_slot(tp, ch, s);
+        uint64_t off = *prog * csize;
+        uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
+        fill_header(req, h, op->bytes, len);
+        if (direct) {
+            h->flags = SLOT_DIRECT;
+            h->pid = (int32_t)getpid();
+            h->addr = (uint64_t)(uintptr_t)(src + off);
+            req->last_seq[i] = s;
+        } else if (len) {
+            memcpy(collie_slot_payload(h), src + off, len);
+        }
+        atomic_store_explicit(&h->seq, s, memory_order_release);
+        tp->sent[q] = s;
+        (*prog)++;
+        wrote = true;
+    }
+    if (wrote) {
+        *moved = true;
+        tp->ops->wake(tp, q);
+    }
+    if (*prog < n) {
+        req->blocked_peer = q;
+        req->blocked_on_credit = true;
+        return COLLIE_TIMEOUT;
+    }
+    /* A single-copy PUT is done only when the peer has read the data. */
+    if (direct && atomic_load_explicit(&ch->consumed->value, memory_order_acquire) < req->last_seq[i]) {
+        req->blocked_peer = q;
+        req->blocked_on_credit = true;
+        return COLLIE_TIMEOUT;
+    }
+    *prog = OP_DONE;
+    return COLLIE_OK;
+}
+
+/* ---- REDUCE --------------------------------------------------------------------------- */
+
+static int mismatch(const collie_request_t *req, int peer, const collie_slot_hdr *h,
+                    uint64_t want_len, uint64_t got_len, uint64_t want_msg) {
+    return collie_fail(COLLIE_ERR_MISMATCH,
+                       "%s #%u (%llu bytes) got a message from rank %d of %s #%u (%llu bytes) "
+                       "holding %llu of %llu bytes where %llu of %llu were expected: ranks called "
+                       "different collectives, counts, types, roots or algorithms",
+                       collie_coll_name(req->args.coll), req->call_seq,
+                       (unsigned long long)req->args.bytes, peer, collie_coll_name(h->coll),
+                       h->call_seq, (unsigned long long)h->call_bytes, (unsigned long long)got_len,
+                       (unsigned long long)h->msg_bytes, (unsigned long long)want_len,
+                       (unsigned long long)want_msg);
+}
+
+static int direct_read(int peer, const collie_slot_hdr *h, void *dst, uint64_t len) {
+    struct iovec local = { dst, len };
+    struct iovec remote = { (void *)(uintptr_t)h->addr, len };
+    ssize_t got = process_vm_readv(h->pid, &local, 1, &remote, 1, 0);
+    if (got != (ssize_t)len)
+        return collie_fail(COLLIE_ERR_TRANSPORT, "single-copy read of %llu bytes from rank %d "
+                           "failed: %s", (unsigned long long)len, peer,
+                           got < 0 ? strerror(errno) : "short read");
+    return COLLIE_OK;
+}
+
+/* Returns the slot header of peer's next chunk, or NULL if it has not arrived. */
+static collie_slot_hdr *incoming_head(collie_transport *tp, int peer) {
+    uint64_t s = tp->received[peer] + 1;
+    collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
+        return NULL;
+    return h;
+}
+
+static void release_incoming(collie_transport *tp, int peer) {
+    uint64_t s = ++tp->received[peer];
+    atomic_store_explicit(&tp->from[peer].consumed->value, s, memory_order_release);
+    tp->ops->wake(tp, peer);
+}
+
+static void *direct_scratch(collie_request_t *req, int k) {
+    static _Thread_local char *scratch;
+    static _Thread_local size_t scratch_size;
+    size_t need = (size_t)(k + 1) * req->direct_chunk_bytes;
+    if (need > scratch_size) {
+        free(scratch);
+        scratch = aligned_alloc(64, need);
+        scratch_size = scratch ? need : 0;
+    }
+    return scratch ? scratch + (size_t)k * req->direct_chunk_bytes : NULL;
+}
+
+/* Reduces chunk `c` of op: every incoming source has arrived (heads[k] non-null). */
+static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_hdr **heads,
+                        uint64_t off, uint64_t len) {
+    const sched_ref *srcs = &req->sched.srcs[op->src];
+    const void *ptrs[SCHED_MAX_SOURCES];
+    char *dst = len ? local_ptr(req, op->dst) + off : NULL;
+    bool copied = false;
+    for (int k = 0; k < op->nsrc; k++) {
+        if (srcs[k].buf != SBUF_IN) {
+            ptrs[k] = len ? local_ptr(req, srcs[k]) + off : NULL;
+            continue;
+        }
+        collie_slot_hdr *h = heads[k];
+        if (h->check != req->check || h->bytes != len || h->msg_bytes != op->bytes)
+            return mismatch(req, srcs[k].peer, h, len, h->bytes, op->bytes);
+        if (!(h->flags & SLOT_DIRECT)) {
+            ptrs[k] = collie_slot_payload(h);
+            continue;
+        }
+        void *into = op->nsrc == 1 ? (void *)dst : direct_scratch(req, k);
+        if (!into)
+            return collie_fail(COLLIE_ERR_NOMEM, "no scratch for a single-copy read");
+        int st = direct_read(srcs[k].peer, h, into, len);
+        if (st)
+            return st;
+        ptrs[k] = into;
+        copied = op->nsrc == 1;
+    }
+    if (len && !copied)
+        collie_reduce_n(dst, ptrs, op->nsrc, len / req->args.elem_size, req->dtype, req->op);
+    return COLLIE_OK;
+}
+
+static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
+    collie_transport *tp = req->team->tp;
+    const sched_ref *srcs = &req->sched.srcs[op->src];
+    uint64_t *prog = &req->progress[i];
+    uint64_t n = chunk_count(req, op->bytes), csize = chunk_size(req, op->bytes);
+    collie_slot_hdr *heads[SCHED_MAX_SOURCES];
+    while (*prog < n) {
+        for (int k = 0; k < op->nsrc; k++) {
+            if (srcs[k].buf != SBUF_IN)
+                continue;
+            heads[k] = incoming_head(tp, srcs[k].peer);
+            if (!heads[k]) {
+                req->blocked_peer = srcs[k].peer;
+                req->blocked_on_credit = false;
+                return COLLIE_TIMEOUT;
+            }
+        }
+        uint64_t off = *prog * csize;
+        uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
+        int st = reduce_chunk(req, op, heads, off, len);
+        if (st)
+            return st;
+        for (int k = 0; k < op->nsrc; k++)
+            if (srcs[k].buf == SBUF_IN)
+                release_incoming(tp, srcs[k].peer);
+        (*prog)++;
+        *moved = true;
+    }
+    *prog = OP_DONE;
+    return COLLIE_OK;
+}
+
+/* A REDUCE with local sources only runs whole, at once. */
+static bool has_incoming(const collie_request_t *req, const sched_op *op) {
+    for (int k = 0; k < op->nsrc; k++)
+        if (req->sched.srcs[op->src + (uint32_t)k].buf == SBUF_IN)
+            return true;
+    return false;
+}
+
+/* ---- rounds --------------------------------------------------------------------------- */
+
+static bool peers_busy(collie_request_t *req, const sched_op *op) {
+    uint32_t *busy_recv = req->busy + req->team->size;
+    for (int k = 0; k < op->nsrc; k++) {
+        const sched_ref *r = &req->sched.srcs[op->src + (uint32_t)k];
+        if (r->buf == SBUF_IN && busy_recv[r->peer] == req->pass)
+            return true;
+    }
+    return false;
+}
+
+static void mark_busy(collie_request_t *req, const sched_op *op) {
+    uint32_t *busy_recv = req->busy + req->team->size;
+    for (int k = 0; k < op->nsrc; k++) {
+        const sched_ref *r = &req->sched.srcs[op->src + (uint32_t)k];
+        if (r->buf == SBUF_IN)
+            busy_recv[r->peer] = req->pass;
+    }
+}
+
+static int op_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
+    uint32_t *busy_send = req->busy;
+    if (op->kind == SCHED_PUT) {
+        if (busy_send[op->peer] == req->pass)
+            return COLLIE_TIMEOUT;
+        int st = put_progress(req, op, i, moved);
+        if (st == COLLIE_TIMEOUT)
+            busy_send[op->peer] = req->pass;
+        return st;
+    }
+    if (!has_incoming(req, op)) {
+        if (op->bytes) {
+            const void *ptrs[SCHED_MAX_SOURCES];
+            for (int k = 0; k < op->nsrc; k++)
+                ptrs[k] = local_ptr(req, req->sched.srcs[op->src + (uint32_t)k]);
+            collie_reduce_n(local_ptr(req, op->dst), ptrs, op->nsrc,
+                            op->bytes / req->args.elem_size, req->dtype, req->op);
+        }
+        req->progress[i] = OP_DONE;
+        *moved = true;
+        return COLLIE_OK;
+    }
+    if (peers_busy(req, op)) {
+        mark_busy(req, op);
+        return COLLIE_TIMEOUT;
+    }
+    int st = reduce_progress(req, op, i, moved);
+    if (st == COLLIE_TIMEOUT)
+        mark_busy(req, op);
+    return st;
+}
+
+static int round_progress(collie_request_t *req, bool *moved) {
+    const sched_round *rd = &req->sched.rounds[req->round];
+    bool all_done = true;
+    if (++req->pass == 0) {
+        memset(req->busy, 0, 2 * (size_t)req->team->size * sizeof *req->busy);
+        req->pass = 1;
+    }
+    for (uint32_t i = 0; i < rd->nops; i++) {
+        if (req->progress[i] == OP_DONE)
+            continue;
+        int st = op_progress(req, &req->sched.ops[rd->first_op + i], i, moved);
+        if (st < 0)
+            return st;
+        if (st != COLLIE_OK)
+            all_done = false;
+    }
+    return all_done ? COLLIE_OK : COLLIE_TIMEOUT;
+}
+
+int collie_exec_progress(collie_request_t *req) {
+    bool moved = false;
+    while (req->round < req->sched.nrounds) {
+        int st = round_progress(req, &moved);
+        if (st != COLLIE_OK) {
+            if (moved)
+                req->last_progress_ns = collie_now_ns();
+            return st;
+        }
+        req->round++;
+        memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
+    }
+    return COLLIE_OK;
+}

@@ -1,0 +1,84 @@
+/*
+ * internal.h — teams, requests and the executor (layers 3 and 7).
+ */
+#ifndef COLLIE_INTERNAL_H
+#define COLLIE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "collie.h"
+#include "algorithms/algorithm.h"
+#include "schedule/schedule.h"
+#include "transport/transport.h"
+
+struct collie_team {
+    int rank, size;
+    collie_transport *tp;
+    uint32_t coll_seq;              /* collectives started on this team so far */
+    collie_request_t *head, *tail;  /* started, unfinished requests, in start order */
+    int failed;                     /* a peer failed: every later call fails at once */
+    char fail_msg[256];
+    uint64_t timeout_ns;            /* COLLIE_TIMEOUT_MS; 0 = forever */
+    uint64_t spin_ns;               /* poll this long before sleeping */
+    /* Plans of recent blocking calls, reused when a call repeats (see api.c). */
+    collie_request_t *cache[16];
+    unsigned cache_next;
+};
+
+struct collie_request {
+    collie_team_t *team;
+    collie_coll_args args;
+    const collie_algorithm *algo;
+    collie_schedule sched;
+    collie_dtype_t dtype;
+    collie_op_t op;
+    void *buf[SBUF_COUNT];          /* send, recv, tmp */
+    void *tmp_alloc;
+    bool persistent;
+    bool started;                   /* started at least once */
+    bool active;                    /* started and not finished */
+    int status;                     /* last result (COLLIE_OK when finished) */
+    uint32_t check;                 /* hash of the call, carried by every chunk */
+    uint32_t call_seq;
+    collie_request_t *next;         /* in the team's queue */
+    /* executor state */
+    uint32_t round;
+    uint32_t round_started;         /* local operations of the round done */
+    uint64_t *progress;             /* per op of the current round: chunks done */
+    uint64_t *last_seq;             /* per op: direct PUT, seq of its last chunk */
+    uint32_t progress_cap;
+    uint32_t *busy;                 /* [2*size]: pass stamp of peers busy (send, recv) */
+    uint32_t pass;
+    uint64_t chunk_bytes;           /* inline payload per chunk (element multiple) */
+    uint64_t direct_chunk_bytes;
+    int blocked_peer;               /* the peer the last pass waited for */
+    bool blocked_on_credit;
+    uint64_t last_progress_ns;
+    unsigned algo_generation;       /* collie_select_generation when planned (plan cache) */
+};
+
+/* Executor (executor.c). */
+int collie_exec_prepare(collie_request_t *req);   /* after the schedule is built */
+void collie_exec_restart(collie_request_t *req);
+/* Runs as far as possible without waiting: COLLIE_OK when finished, COLLIE_TIMEOUT when
+ * it waits for a peer (req->blocked_peer), or an error. */
+int collie_exec_progress(collie_request_t *req);
+
+/* Requests (request.c). */
+int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
+                         size_t count, collie_dtype_t dtype, collie_op_t op, int root,
+                         bool persistent, collie_request_t **out);
+
+/* Teams (team.c). */
+int collie_team_create(collie_transport *tp, collie_team_t **out);
+void collie_team_destroy(collie_team_t *team);
+int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
+
+/* Algorithm selection (select.c). */
+const collie_algorithm *collie_select(const collie_coll_args *a);
+/* The forced spec for coll, or NULL for auto. */
+const char *collie_forced_algorithm(int coll, collie_algo_params *params);
+int collie_select_init_from_env(void);
+extern unsigned collie_select_generation;   /* bumped whenever a forced algorithm changes */  /* reads COLLIE_<COLL>_ALGO */
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * request.c — requests: plan (select an algorithm, build its schedule), start, test with
+ * a timeout (spin briefly, then sleep on the transport), wait, free.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "core/internal.h"
+#include "types/types.h"
+
+static const collie_algorithm *choose(collie_coll_args *a) {
+    collie_algo_params params;
+    const char *name = collie_forced_algorithm(a->coll, &params);
+    if (name) {
+        const collie_algorithm *alg = collie_algorithm_find(a->coll, name);
+        const char *why = "unknown";
+        a->params = params;
+        if (alg && collie_algorithm_accepts(alg, a, &why))
+            return alg;
+        collie_log(COLLIE_LOG_INFO, "forced %s algorithm %s declines this call (%s); selecting another",
+                   collie_coll_name(a->coll), name, why ? why : "");
+        memset(&a->params, 0, sizeof a->params);
+    }
+    return collie_select(a);
+}
+
+int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
+                         size_t count, collie_dtype_t dtype, collie_op_t op, int root,
+                         bool persistent, collie_request_t **out) {
+    collie_request_t *req = calloc(1, sizeof *req);
+    if (!req)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a request");
+    collie_coll_args *a = &req->args;
+    a->coll = coll;
+    a->rank = team->rank;
+    a->size = team->size;
+    a->root = root;
+    a->count = count;
+    a->elem_size = coll == COLL_BARRIER ? 1 : collie_dtype_size(dtype);
+    a->bytes = (uint64_t)count * a->elem_size;
+    a->commutative = op ? collie_op_commutative(op) : true;
+    a->idempotent = op ? collie_op_idempotent(op) : false;
+    a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
+    a->shared_memory = team->tp->shared_memory;
+    req->team = team;
+    req->dtype = dtype;
+    req->op = op;
+    req->persistent = persistent;
+    req->buf[SBUF_SEND] = a->in_place ? recvbuf : (void *)sendbuf;
+    req->buf[SBUF_RECV] = recvbuf;
+    req->algo = choose(a);
+    if (!req->algo) {
+        free(req);
+        return collie_fail(COLLIE_ERR_UNSUPPORTED, "no %s algorithm accepts this call (%zu elements, "
+                           "%s op)", collie_coll_name(coll), count,
+                           a->commutative ? "commutative" : "non-commutative");
+    }
+    sched_init(&req->sched, a->rank, a->size, a->elem_size);
+    req->algo->build(&req->sched, a);
+    int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
+                                            req->algo->name)
+                              : collie_exec_prepare(req);
+    if (st) {
+        collie_request_free(req);
+        return st;
+    }
+    *out = req;
+    return COLLIE_OK;
+}
+
+static uint32_t mix(uint32_t h, uint64_t v) {
+    h ^= (uint32_t)v ^ (uint32_t)(v >> 32);
+    h *= 0x9E3779B1u;
+    return h ^ (h >> 15);
+}
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+int collie_start(collie_request_t *req) {
+    if (!req)
+        return collie_fail(COLLIE_ERR_ARG, "collie_start: request is NULL");
+    collie_team_t *team = req->team;
+    if (req->active)
+        return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is already active",
+                           collie_coll_name(req->args.coll));
+    if (team->failed)
+        return collie_fail(team->failed, "team failed earlier: %s", team->fail_msg);
+    if (!req->persistent && req->started)
+        return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is not persistent (make it "
+                           "with collie_%s_init to start it again)", collie_coll_name(req->args.coll),
+                           collie_coll_name(req->args.coll));
+    req->started = true;
+    req->call_seq = team->coll_seq++;
+    uint32_t h = mix(0x5EED, (uint64_t)req->args.coll);
+    h = mix(h, req->call_seq);
+    h = mix(h, req->args.bytes);
+    h = mix(h, (uint64_t)req->args.root);
+    h = mix(h, name_hash(req->algo->name));
+    h = mix(h, req->dtype);
+    req->check = h;
+    collie_exec_restart(req);
+    req->active = true;
+    req->status = COLLIE_TIMEOUT;
+    req->last_progress_ns = collie_now_ns();
+    req->next = NULL;
+    if (team->tail)
+        team->tail->next = req;
+    else
+        team->head = req;
+    team->tail = req;
+    return COLLIE_OK;
+}
+
+/* Progresses the team's queue in order until req is done or the head must wait. */
+static int progress_queue(collie_team_t *team, collie_request_t *req) {
+    while (req->active && team->head) {
+        collie_request_t *head = team->head;
+        int st = collie_exec_progress(head);
+        if (st < 0)
+            return collie_team_fail(team, st);
+        if (st != COLLIE_OK)
+            return COLLIE_TIMEOUT;
+        head->active = false;
+        head->status = COLLIE_OK;
+        team->head = head->next;
+        if (!team->head)
+            team->tail = NULL;
+    }
+    return req->status;
+}
+
+static int silent_peer(collie_team_t *team) {
+    collie_request_t *h = team->head;
+    collie_fail(COLLIE_ERR_PEER, "timed out after %llu ms waiting for rank %d (%s in %s #%u, "
+                "round %u of %u, algorithm %s)",
+                (unsigned long long)(team->timeout_ns / 1000000ull), h->blocked_peer,
+                h->blocked_on_credit ? "to take a message" : "to send a message",
+                collie_coll_name(h->args.coll), h->call_seq, h->round + 1, h->sched.nrounds,
+                h->algo->name);
+    return collie_team_fail(team, COLLIE_ERR_PEER);
+}
+
+static int check_blocked_peer(collie_team_t *team) {
+    collie_request_t *h = team->head;
+    if (!h || h->blocked_peer < 0)
+        return COLLIE_OK;
+    int st = team->tp->ops->check_peer(team->tp, h->blocked_peer);
+    return st ? collie_team_fail(team, st) : COLLIE_OK;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Sleeps on the transport until woken, at most until `until` (ns). */
+static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until) {
+    collie_transport *tp = team->tp;
+    uint32_t token = tp->ops->sleep_prepare(tp);
+    int st = progress_queue(team, req);
+    if (st == COLLIE_TIMEOUT) {
+        uint64_t now = collie_now_ns(), slice = 20000000ull;
+        if (until > now && until - now < slice)
+            slice = until - now;
+        tp->ops->sleep(tp, token, slice);
+    }
+    tp->ops->sleep_done(tp);
+    return st;
+}
+
+int collie_test(collie_request_t *req, int timeout_ms) {
+    if (!req)
+        return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
+    collie_team_t *team = req->team;
+    uint64_t start = collie_now_ns(), last_check = start;
+    uint64_t until = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
+    int yields = 0;
+    for (;;) {
+        int st = progress_queue(team, req);
+        if (st != COLLIE_TIMEOUT)
+            return st;
+        uint64_t now = collie_now_ns();
+        if (team->timeout_ns && now - team->head->last_progress_ns > team->timeout_ns)
+            return silent_peer(team);
+        if (now - last_check > 100000000ull) {
+            last_check = now;
+            if ((st = check_blocked_peer(team)) != COLLIE_OK)
+                return st;
+        }
+        if (now >= until)
+            return COLLIE_TIMEOUT;
+        if (now - start < team->spin_ns) {
+            for (int i = 0; i < 16; i++)
+                cpu_relax();
+        } else if (yields < 4) {
+            yields++;
+            sched_yield();
+        } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {
+            return st;
+        }
+    }
+}
+
+int collie_wait(collie_request_t *req) { return collie_test(req, COLLIE_BLOCK); }
+
+void collie_request_free(collie_request_t *req) {
+    if (!req)
+        return;
+    if (req->active) {
+        collie_log(COLLIE_LOG_WARN, "collie_request_free: %s request still active; waiting for it",
+                   collie_coll_name(req->args.coll));
+        collie_wait(req);
+    }
+    sched_free(&req->sched);
+    free(req->progress);
+    free(req->last_seq);
+    free(req->busy);
+    free(req->tmp_alloc);
+    free(req);
+}
+
+const char *collie_request_algorithm(const collie_request_t *req) {
+    return req && req->algo ? req->algo->name : NULL;
+}

@@ -1,0 +1,68 @@
+/*
+ * team.c — a team: a transport view plus the queue of started collectives.  Requests on
+ * a team progress strictly in start order (every rank starts collectives in the same
+ * order), so the messages of different collectives never cross on a channel; each chunk
+ * also carries a hash of its call, so a rank that called something else is detected.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "core/internal.h"
+
+int collie_team_create(collie_transport *tp, collie_team_t **out) {
+    collie_team_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a team");
+    t->rank = tp->rank;
+    t->size = tp->size;
+    t->tp = tp;
+    long long ms = collie_env_int("COLLIE_TIMEOUT_MS", 60000);
+    t->timeout_ns = ms > 0 ? (uint64_t)ms * 1000000ull : 0;
+    long long spin = collie_env_int("COLLIE_SPIN_NS", tp->oversubscribed ? 0 : 100000);
+    t->spin_ns = spin > 0 ? (uint64_t)spin : 0;
+    *out = t;
+    return COLLIE_OK;
+}
+
+void collie_team_destroy(collie_team_t *team) {
+    if (!team)
+        return;
+    for (unsigned i = 0; i < sizeof team->cache / sizeof team->cache[0]; i++)
+        collie_request_free(team->cache[i]);
+    if (team->tp)
+        team->tp->ops->destroy(team->tp);
+    free(team);
+}
+
+/* Every queued request fails with status; later calls fail at once with the message. */
+int collie_team_fail(collie_team_t *team, int status) {
+    if (!team->failed) {
+        team->failed = status;
+        snprintf(team->fail_msg, sizeof team->fail_msg, "%s", collie_last_error());
+    }
+    for (collie_request_t *r = team->head; r; r = r->next) {
+        r->active = false;
+        r->status = status;
+    }
+    team->head = team->tail = NULL;
+    return status;
+}
+
+int collie_rank(const collie_team_t *team) { return team ? team->rank : COLLIE_ERR_ARG; }
+int collie_size(const collie_team_t *team) { return team ? team->size : COLLIE_ERR_ARG; }
+
+void *collie_alloc(collie_team_t *team, size_t bytes) {
+    if (!team) {
+        collie_fail(COLLIE_ERR_ARG, "collie_alloc: team is NULL");
+        return NULL;
+    }
+    return team->tp->ops->mem_alloc(team->tp, bytes);
+}
+
+void collie_free(collie_team_t *team, void *ptr) {
+    if (!team || !ptr)
+        return;
+    team->tp->ops->mem_free(team->tp, ptr);
+}

@@ -1,0 +1,54 @@
+/*
+ * channels.c — the memory layout of channels, shared by every transport that lays out its
+ * own memory (shm, loop).  Rank q's inbox region holds, for every sender p, the counter
+ * `consumed` (one cache line) and then the channel p -> q (nslots slots).
+ */
+#include <stdlib.h>
+#include "transport/transport.h"
+#include "transport/channels.h"
+
+size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes) {
+    return (size_t)nslots * collie_slot_stride(slot_bytes);
+}
+
+size_t collie_slot_stride(uint32_t slot_bytes) {
+    size_t s = sizeof(collie_slot_hdr) + slot_bytes;
+    return (s + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1);
+}
+
+size_t collie_inbox_bytes(int size, uint32_t nslots, uint32_t slot_bytes) {
+    return (size_t)size * (sizeof(collie_counter) + collie_channel_bytes(nslots, slot_bytes));
+}
+
+static collie_channel channel_in(char *inbox, int size, int sender, size_t chan_bytes) {
+    collie_channel ch;
+    ch.consumed = (collie_counter *)inbox + sender;
+    ch.slots = inbox + (size_t)size * sizeof(collie_counter) + (size_t)sender * chan_bytes;
+    return ch;
+}
+
+int collie_channels_wire(collie_transport *tp, char *const *inboxes) {
+    int n = tp->size;
+    size_t chan_bytes = collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    tp->slot_stride = collie_slot_stride(tp->slot_bytes);
+    tp->to = calloc((size_t)n, sizeof *tp->to);
+    tp->from = calloc((size_t)n, sizeof *tp->from);
+    tp->sent = calloc((size_t)n, sizeof *tp->sent);
+    tp->received = calloc((size_t)n, sizeof *tp->received);
+    if (!tp->to || !tp->from || !tp->sent || !tp->received)
+        return COLLIE_ERR_NOMEM;
+    for (int p = 0; p < n; p++) {
+        tp->to[p] = channel_in(inboxes[p], n, tp->rank, chan_bytes);
+        tp->from[p] = channel_in(inboxes[tp->rank], n, p, chan_bytes);
+    }
+    return COLLIE_OK;
+}
+
+void collie_channels_free(collie_transport *tp) {
+    free(tp->to);
+    free(tp->from);
+    free(tp->sent);
+    free(tp->received);
+    tp->to = tp->from = NULL;
+    tp->sent = tp->received = NULL;
+}

@@ -1,0 +1,399 @@
+/*
+ * shm.c — the shared-memory transport: ranks on one machine started by collie-run
+ * (COLLIE_RANK, COLLIE_SIZE, COLLIE_JOB).
+ *
+ * One POSIX shared-memory object per job, /collie-<job>, created by rank 0 and unlinked
+ * as soon as every rank has mapped it (so nothing is left behind even after a crash;
+ * collie-run also removes /dev/shm/collie-<job>* at the end).  Layout: a header page,
+ * one control block per rank (pid, state, doorbell futex), then one inbox per rank
+ * (channels.c).  Waits spin briefly, then sleep on the rank's doorbell futex; a writer
+ * rings the doorbell only when the reader announced that it sleeps.  Dead peers are found
+ * by pid (kill(pid, 0), zombie state in /proc) while waiting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "transport/channels.h"
+#include "transport/transport.h"
+
+#define SHM_MAGIC 0xC0111E5E6A11ull
+#define HEADER_BYTES 4096
+
+enum { RANK_ABSENT = 0, RANK_ALIVE = 1, RANK_FINALIZED = 2 };
+
+typedef struct shm_header {
+    _Atomic uint64_t magic;       /* stored last by rank 0 */
+    int32_t size;
+    uint32_t nslots, slot_bytes;
+    uint64_t total_bytes;
+    _Atomic int32_t attached;     /* ranks that mapped the segment */
+    _Atomic int32_t probed;       /* ranks that tested single-copy reads */
+    _Atomic int32_t direct_failed;
+} shm_header;
+
+typedef struct shm_ctrl {
+    _Atomic int32_t pid;
+    _Atomic int32_t state;
+    _Atomic uint32_t doorbell;    /* futex word */
+    _Atomic uint32_t sleeping;
+    uint64_t probe_addr;          /* address of a word with value SHM_MAGIC in that process */
+    char pad[COLLIE_CACHELINE - 24];
+} shm_ctrl;
+
+typedef struct shm_impl {
+    char *base;
+    size_t bytes;
+    shm_header *hdr;
+    shm_ctrl *ctrl;
+    char name[128];
+    uint64_t last_check_ns;
+} shm_impl;
+
+static const uint64_t probe_word = SHM_MAGIC;
+
+static shm_ctrl *ctrl_of(collie_transport *tp, int r) { return &((shm_impl *)tp->impl)->ctrl[r]; }
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static void shm_wake(collie_transport *tp, int peer) {
+    atomic_thread_fence(memory_order_seq_cst);
+    shm_ctrl *c = ctrl_of(tp, peer);
+    if (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add(&c->doorbell, 1);
+        futex(&c->doorbell, FUTEX_WAKE, INT_MAX, NULL);
+    }
+}
+
+static uint32_t shm_sleep_prepare(collie_transport *tp) {
+    shm_ctrl *c = ctrl_of(tp, tp->rank);
+    uint32_t token = atomic_load(&c->doorbell);
+    atomic_store(&c->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    return token;
+}
+
+static void shm_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
+    struct timespec ts = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
+    futex(&ctrl_of(tp, tp->rank)->doorbell, FUTEX_WAIT, token, &ts);
+}
+
+static void shm_sleep_done(collie_transport *tp) {
+    atomic_store_explicit(&ctrl_of(tp, tp->rank)->sleeping, 0, memory_order_relaxed);
+}
+
+/* true if pid is gone or a zombie. */
+static bool process_dead(int pid) {
+    if (pid <= 0)
+        return true;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return true;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static int shm_check_peer(collie_transport *tp, int peer) {
+    shm_ctrl *c = ctrl_of(tp, peer);
+    int state = atomic_load(&c->state);
+    if (state == RANK_FINALIZED)
+        return collie_fail(COLLIE_ERR_PEER, "rank %d already called collie_finalize while this "
+                           "rank still waits for it", peer);
+    int pid = atomic_load(&c->pid);
+    if (process_dead(pid))
+        return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died", peer, pid);
+    return COLLIE_OK;
+}
+
+typedef struct shm_block {
+    void *ptr;
+    size_t bytes;
+    struct shm_block *next;
+} shm_block;
+static shm_block *blocks;
+
+static void *shm_mem_alloc(collie_transport *tp, size_t bytes) {
+    size_t len = (bytes + 4095) & ~(size_t)4095;
+    shm_block *b = malloc(sizeof *b);
+    void *p = b ? mmap(NULL, len ? len : 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                : MAP_FAILED;
+    if (p == MAP_FAILED) {
+        free(b);
+        collie_fail(COLLIE_ERR_NOMEM, "collie_alloc: cannot map %zu bytes of shared memory", bytes);
+        return NULL;
+    }
+    b->ptr = p;
+    b->bytes = len ? len : 4096;
+    b->next = blocks;
+    blocks = b;
+    return p;
+}
+
+static void shm_mem_free(collie_transport *tp, void *ptr) {
+    for (shm_block **pp = &blocks; *pp; pp = &(*pp)->next) {
+        if ((*pp)->ptr != ptr)
+            continue;
+        shm_block *b = *pp;
+        *pp = b->next;
+        munmap(b->ptr, b->bytes);
+        free(b);
+        return;
+    }
+    collie_fail(COLLIE_ERR_ARG, "collie_free: %p was not returned by collie_alloc", ptr);
+}
+
+static void shm_destroy(collie_transport *tp) {
+    shm_impl *im = tp->impl;
+    if (im && im->base) {
+        atomic_store(&im->ctrl[tp->rank].state, RANK_FINALIZED);
+        munmap(im->base, im->bytes);
+    }
+    free(im);
+    collie_channels_free(tp);
+    free(tp);
+}
+
+static const collie_transport_ops shm_ops = {
+    "shm", shm_wake, shm_sleep_prepare, shm_sleep, shm_sleep_done, shm_check_peer,
+    shm_mem_alloc, shm_mem_free, shm_destroy,
+};
+
+
+/* ---- set-up ----------------------------------------------------------------------------- */
+
+static size_t round_page(size_t n) { return (n + 4095) & ~(size_t)4095; }
+
+static size_t inbox_stride(int size, uint32_t nslots, uint32_t slot_bytes) {
+    return round_page(collie_inbox_bytes(size, nslots, slot_bytes));
+}
+
+static size_t segment_bytes(int size, uint32_t nslots, uint32_t slot_bytes) {
+    return HEADER_BYTES + round_page((size_t)size * sizeof(shm_ctrl)) +
+           (size_t)size * inbox_stride(size, nslots, slot_bytes);
+}
+
+static void pause_briefly(void) {
+    struct timespec ts = { 0, 100000 };
+    nanosleep(&ts, NULL);
+}
+
+static int create_segment(shm_impl *im, int size, uint32_t nslots, uint32_t slot_bytes) {
+    if (nslots < 2 || nslots > 1024 || slot_bytes < 64 || slot_bytes > (64u << 20) || slot_bytes % 64)
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u / COLLIE_SHM_SLOT_BYTES=%u: need 2..1024 "
+                           "slots of 64 bytes .. 64 MiB (a multiple of 64)", nslots, slot_bytes);
+    im->bytes = segment_bytes(size, nslots, slot_bytes);
+    int fd = shm_open(im->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot create shared memory %s: %s", im->name,
+                           strerror(errno));
+    if (ftruncate(fd, (off_t)im->bytes) != 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(im->name);
+        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot size shared memory %s to %zu bytes: %s",
+                           im->name, im->bytes, strerror(e));
+    }
+    im->base = mmap(NULL, im->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (im->base == MAP_FAILED) {
+        im->base = NULL;
+        shm_unlink(im->name);
+        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot map shared memory %s: %s", im->name,
+                           strerror(errno));
+    }
+    im->hdr = (shm_header *)im->base;
+    im->hdr->size = size;
+    im->hdr->nslots = nslots;
+    im->hdr->slot_bytes = slot_bytes;
+    im->hdr->total_bytes = im->bytes;
+    atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
+    return COLLIE_OK;
+}
+
+/* Opens the segment rank 0 creates, waiting for it until the deadline. */
+static int open_segment(shm_impl *im, uint64_t deadline) {
+    int fd;
+    struct stat st;
+    for (;;) {
+        fd = shm_open(im->name, O_RDWR, 0);
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= HEADER_BYTES)
+            break;
+        if (fd >= 0)
+            close(fd);
+        if (collie_now_ns() > deadline)
+            return collie_fail(COLLIE_ERR_PEER, "timed out waiting for rank 0 to create the "
+                               "shared memory %s", im->name);
+        pause_briefly();
+    }
+    im->bytes = (size_t)st.st_size;
+    im->base = mmap(NULL, im->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (im->base == MAP_FAILED) {
+        im->base = NULL;
+        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot map shared memory %s: %s", im->name,
+                           strerror(errno));
+    }
+    im->hdr = (shm_header *)im->base;
+    while (atomic_load_explicit(&im->hdr->magic, memory_order_acquire) != SHM_MAGIC) {
+        if (collie_now_ns() > deadline)
+            return collie_fail(COLLIE_ERR_PEER, "timed out waiting for rank 0 to initialise %s",
+                               im->name);
+        pause_briefly();
+    }
+    if (im->hdr->total_bytes != im->bytes)
+        return collie_fail(COLLIE_ERR_TRANSPORT, "shared memory %s has %zu bytes, header says %llu",
+                           im->name, im->bytes, (unsigned long long)im->hdr->total_bytes);
+    return COLLIE_OK;
+}
+
+static int wait_count(_Atomic int32_t *counter, int want, uint64_t deadline, const char *what) {
+    while (atomic_load(counter) < want) {
+        if (collie_now_ns() > deadline)
+            return collie_fail(COLLIE_ERR_PEER, "timed out after %d of %d ranks %s",
+                               (int)atomic_load(counter), want, what);
+        pause_briefly();
+    }
+    return COLLIE_OK;
+}
+
+/* Can this rank read another process's memory (process_vm_readv)? */
+static bool probe_direct(collie_transport *tp) {
+    shm_impl *im = tp->impl;
+    int peer = (tp->rank + 1) % tp->size;
+    uint64_t value = 0;
+    struct iovec local = { &value, sizeof value };
+    struct iovec remote = { (void *)(uintptr_t)im->ctrl[peer].probe_addr, sizeof value };
+    ssize_t n = process_vm_readv(atomic_load(&im->ctrl[peer].pid), &local, 1, &remote, 1, 0);
+    return n == (ssize_t)sizeof value && value == SHM_MAGIC;
+}
+
+static int count_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int attach(collie_transport *tp, uint64_t deadline) {
+    shm_impl *im = tp->impl;
+    shm_ctrl *me = &im->ctrl[tp->rank];
+    atomic_store(&me->pid, (int32_t)getpid());
+    me->probe_addr = (uint64_t)(uintptr_t)&probe_word;
+    atomic_store(&me->state, RANK_ALIVE);
+    atomic_fetch_add(&im->hdr->attached, 1);
+    int st = wait_count(&im->hdr->attached, tp->size, deadline, "attached to the shared memory");
+    if (tp->rank == 0)
+        shm_unlink(im->name);
+    if (st)
+        return st;
+    bool want_direct = collie_env_int("COLLIE_SHM_DIRECT", 1) != 0 && tp->size > 1;
+    if (want_direct && !probe_direct(tp))
+        atomic_store(&im->hdr->direct_failed, 1);
+    atomic_fetch_add(&im->hdr->probed, 1);
+    st = wait_count(&im->hdr->probed, tp->size, deadline, "probed single-copy reads");
+    tp->direct_ok = want_direct && !atomic_load(&im->hdr->direct_failed);
+    return st;
+}
+
+static int wire(collie_transport *tp) {
+    shm_impl *im = tp->impl;
+    im->ctrl = (shm_ctrl *)(im->base + HEADER_BYTES);
+    char *inbox0 = im->base + HEADER_BYTES + round_page((size_t)tp->size * sizeof(shm_ctrl));
+    size_t stride = inbox_stride(tp->size, tp->nslots, tp->slot_bytes);
+    char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);
+    if (!inboxes)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the channel table");
+    for (int r = 0; r < tp->size; r++)
+        inboxes[r] = inbox0 + (size_t)r * stride;
+    int st = collie_channels_wire(tp, inboxes);
+    free(inboxes);
+    return st ? collie_fail(st, "cannot allocate the channel table") : COLLIE_OK;
+}
+
+static int read_env(int *rank, int *size, const char **job) {
+    const char *r = getenv("COLLIE_RANK"), *s = getenv("COLLIE_SIZE");
+    *job = getenv("COLLIE_JOB");
+    char *end1, *end2;
+    long lr = r ? strtol(r, &end1, 10) : -1, ls = s ? strtol(s, &end2, 10) : -1;
+    if (!r || !s || !*job || *end1 || *end2 || ls < 1 || lr < 0 || lr >= ls || ls > 65536)
+        return collie_fail(COLLIE_ERR_ARG, "bad launcher environment: COLLIE_RANK=%s "
+                           "COLLIE_SIZE=%s COLLIE_JOB=%s (start the program with collie-run)",
+                           r ? r : "(unset)", s ? s : "(unset)", *job ? *job : "(unset)");
+    for (const char *c = *job; *c; c++)
+        if (!(*c == '-' || *c == '_' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+              (*c >= 'A' && *c <= 'Z')))
+            return collie_fail(COLLIE_ERR_ARG, "COLLIE_JOB=%s may only hold letters, digits, - and _", *job);
+    *rank = (int)lr;
+    *size = (int)ls;
+    return COLLIE_OK;
+}
+
+int collie_shm_create(collie_transport **out) {
+    int rank, size;
+    const char *job;
+    int st = read_env(&rank, &size, &job);
+    if (st)
+        return st;
+    collie_transport *tp = calloc(1, sizeof *tp);
+    shm_impl *im = calloc(1, sizeof *im);
+    if (!tp || !im) {
+        free(tp);
+        free(im);
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the shm transport");
+    }
+    tp->ops = &shm_ops;
+    tp->impl = im;
+    tp->rank = rank;
+    tp->size = size;
+    tp->shared_memory = true;
+    tp->oversubscribed = size > count_cpus();
+    tp->direct_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
+    snprintf(im->name, sizeof im->name, "/collie-%s", job);
+    uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
+    uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;
+    if (rank == 0)
+        st = create_segment(im, size, (uint32_t)collie_env_int("COLLIE_SHM_SLOTS", 8),
+                            (uint32_t)collie_env_int("COLLIE_SHM_SLOT_BYTES", size > 64 ? 4096 : 16384));
+    else
+        st = open_segment(im, deadline);
+    if (!st) {
+        tp->nslots = im->hdr->nslots;
+        tp->slot_bytes = im->hdr->slot_bytes;
+        if (im->hdr->size != size)
+            st = collie_fail(COLLIE_ERR_ARG, "COLLIE_SIZE=%d but the job's segment was made for %d",
+                             size, im->hdr->size);
+    }
+    if (!st)
+        st = wire(tp);
+    if (!st)
+        st = attach(tp, deadline);
+    if (st) {
+        shm_destroy(tp);
+        return st;
+    }
+    *out = tp;
+    return COLLIE_OK;
+}

@@ -1,0 +1,108 @@
+/*
+ * transport.h — the one small interface every transport implements (layer 6).
+ *
+ * The notified-write model on which all schedules run: for every ordered pair (p, q) the
+ * receiver q owns a channel in its registered memory: a ring of `nslots` slots, each a
+ * 64-byte header and `slot_bytes` of payload.  The sender p writes message chunk number
+ * s (s = 1, 2, …, never reset) into slot (s-1) % nslots: payload first, then the header's
+ * `seq` = s with release ordering — the notification.  q waits until seq == s (acquire),
+ * consumes the payload in place (reduces straight out of it), then publishes
+ * `consumed` = s (release), which returns the slot to p (credit).  Both counters only grow,
+ * so there is no reset race.  Whoever changes something another rank may sleep on calls
+ * `ops->wake(peer)`.
+ *
+ * Large chunks may go single-copy: instead of a payload, the sender writes a descriptor
+ * (flags SLOT_DIRECT, its pid and the address of the data) and the receiver reads the
+ * sender's memory with process_vm_readv; the sender must not reuse that memory until the
+ * receiver's `consumed` counter has passed the chunk.
+ */
+#ifndef COLLIE_TRANSPORT_H
+#define COLLIE_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COLLIE_CACHELINE 64
+
+enum { SLOT_DIRECT = 1 };
+
+typedef struct collie_slot_hdr {
+    _Atomic uint64_t seq;   /* chunk number on this channel, stored last (release) */
+    uint32_t bytes;         /* payload bytes of this chunk */
+    uint32_t flags;         /* SLOT_DIRECT */
+    uint32_t check;         /* hash identifying the call: mismatches are detected */
+    int32_t pid;            /* SLOT_DIRECT: sender's pid */
+    uint64_t addr;          /* SLOT_DIRECT: address of the data in the sender */
+    uint64_t msg_bytes;     /* bytes of the whole message this chunk belongs to */
+    uint64_t call_bytes;    /* bytes of the sender's call (count * element size) */
+    uint32_t call_seq;      /* the sender's collective number on the team */
+    uint8_t coll;           /* the sender's collective (enum collie_coll) */
+    char pad[COLLIE_CACHELINE - 53];
+} collie_slot_hdr;
+_Static_assert(sizeof(collie_slot_hdr) == COLLIE_CACHELINE, "slot header is one cache line");
+
+/* A counter alone on its cache line. */
+typedef struct collie_counter {
+    _Atomic uint64_t value;
+    char pad[COLLIE_CACHELINE - sizeof(uint64_t)];
+} collie_counter;
+
+typedef struct collie_channel {
+    char *slots;                 /* nslots * slot_stride bytes, in the receiver's memory */
+    collie_counter *consumed;    /* in the receiver's memory, written by the receiver */
+} collie_channel;
+
+struct collie_transport;
+typedef struct collie_transport_ops {
+    const char *name;
+    /* Wake `peer` if it sleeps (after a notification or a returned credit). */
+    void (*wake)(struct collie_transport *tp, int peer);
+    /* Prepare to sleep: returns a token to pass to sleep() (call before re-checking). */
+    uint32_t (*sleep_prepare)(struct collie_transport *tp);
+    /* Sleep until woken or timeout_ns passes (the caller re-checks its conditions). */
+    void (*sleep)(struct collie_transport *tp, uint32_t token, uint64_t timeout_ns);
+    void (*sleep_done)(struct collie_transport *tp);
+    /* COLLIE_OK while peer lives, else COLLIE_ERR_PEER with a message naming it. */
+    int (*check_peer)(struct collie_transport *tp, int peer);
+    /* Registered memory for collie_alloc (NULL + message on failure). */
+    void *(*mem_alloc)(struct collie_transport *tp, size_t bytes);
+    void (*mem_free)(struct collie_transport *tp, void *ptr);
+    void (*destroy)(struct collie_transport *tp);
+} collie_transport_ops;
+
+typedef struct collie_transport {
+    const collie_transport_ops *ops;
+    int rank, size;
+    uint32_t nslots;
+    uint32_t slot_bytes;         /* payload bytes per slot */
+    size_t slot_stride;          /* header + payload, cache-line multiple */
+    collie_channel *to;          /* [size]: channel me -> q (in q's memory) */
+    collie_channel *from;        /* [size]: channel p -> me (in my memory) */
+    uint64_t *sent;              /* [size]: chunks written to q so far */
+    uint64_t *received;          /* [size]: chunks consumed from p so far */
+    bool shared_memory;          /* peers can read each other's memory (flat algorithms) */
+    bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
+    uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
+    int oversubscribed;          /* more ranks than cores: spin less */
+    void *impl;
+} collie_transport;
+
+static inline collie_slot_hdr *collie_slot(const collie_transport *tp, const collie_channel *ch,
+                                           uint64_t seq) {
+    return (collie_slot_hdr *)(ch->slots + ((seq - 1) % tp->nslots) * tp->slot_stride);
+}
+static inline void *collie_slot_payload(collie_slot_hdr *h) { return (char *)h + sizeof *h; }
+
+/* Memory layout shared by transports that lay out channels themselves. */
+size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes);
+
+/* Transports. */
+int collie_shm_create(collie_transport **out);   /* from COLLIE_RANK/SIZE/JOB (collie-run) */
+int collie_self_create(collie_transport **out);  /* a team of one */
+/* P virtual ranks in one process, all channels in ordinary memory; tps[r] is rank r's view.
+ * Waits never sleep: the caller drives all ranks in turn (tests, simulator). */
+int collie_loop_create(int size, collie_transport **tps);
+
+#endif
