@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what collie needs to build and test on Debian/Ubuntu when it is missing
+# (you need root or sudo for that), then configures and builds into ${BUILD_DIR:-build}.
+# Options via environment:
+#   WITH_MPI=1          also install Open MPI and MPICH (for bench/compare and MPI tests)
+#   COLLIE_SANITIZE=1   build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   COLLIE_WERROR=1     warnings are errors (CI sets this)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v cc >/dev/null || need+=(build-essential)
+command -v make >/dev/null || need+=(make)
+if [ "${WITH_MPI:-0}" = 1 ]; then
+  command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
+  command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCOLLIE_WERROR="$([ "${COLLIE_WERROR:-0}" = 1 ] && echo ON || echo OFF)" \
+  -DCOLLIE_SANITIZE="$([ "${COLLIE_SANITIZE:-0}" = 1 ] && echo ON || echo OFF)" >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -1,0 +1,106 @@
+/* collie_run_args.h — command-line parsing for collie-run (header-only, used by
+ * tools/collie-run.c only).  Usage errors print a message plus the usage text.
+ */
+#ifndef COLLIE_RUN_ARGS_H
+#define COLLIE_RUN_ARGS_H
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUN_MAX_RANKS 4096
+
+typedef struct {
+    long nranks;      /* 0 = not given */
+    double timeout;   /* seconds; 0 = none */
+    int tag_output;
+    char **argv;      /* PROGRAM ARGS... (NULL-terminated, from main's argv) */
+} run_opts;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: collie-run -n P [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]\n"
+            "  -n, -np P        number of ranks to start (1..%d)\n"
+            "  --timeout S      kill the job after S seconds (fractional allowed), exit 124\n"
+            "  --tag-output     prefix every output line with \"[rank] \"\n"
+            "  -h, --help       show this help\n",
+            RUN_MAX_RANKS);
+}
+
+static int usage_error(const char *what, const char *arg) {
+    fprintf(stderr, "collie-run: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+    usage(stderr);
+    return -1;
+}
+
+static int parse_nranks(const char *s, run_opts *o) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > RUN_MAX_RANKS)
+        return usage_error("invalid number of ranks (must be 1..4096)", s);
+    o->nranks = v;
+    return 0;
+}
+
+static int parse_timeout(const char *s, run_opts *o) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e9)
+        return usage_error("invalid timeout (must be a positive number of seconds)", s);
+    o->timeout = v;
+    return 0;
+}
+
+/* Handles argv[*i] (an option); may consume the next argument.  0 ok, -1 error. */
+static int parse_option(int argc, char **argv, int *i, run_opts *o) {
+    const char *a = argv[*i];
+    int takes_value = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") ||
+                      !strcmp(a, "--timeout");
+    if (takes_value && *i + 1 >= argc)
+        return usage_error("missing value for option", a);
+    if (!strcmp(a, "--tag-output")) {
+        o->tag_output = 1;
+        return 0;
+    }
+    if (!strcmp(a, "--timeout"))
+        return parse_timeout(argv[++*i], o);
+    if (!strncmp(a, "--timeout=", 10))
+        return parse_timeout(a + 10, o);
+    if (takes_value)
+        return parse_nranks(argv[++*i], o);
+    if (a[1] == 'n' && a[2] >= '0' && a[2] <= '9')
+        return parse_nranks(a + 2, o);
+    return usage_error("unknown option", a);
+}
+
+/* 0 = run, 1 = help printed, -1 = usage error (message printed). */
+static int parse_args(int argc, char **argv, run_opts *o) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        }
+        if (parse_option(argc, argv, &i, o) != 0)
+            return -1;
+    }
+    if (o->nranks == 0)
+        return usage_error("missing -n P", NULL);
+    if (i >= argc)
+        return usage_error("missing PROGRAM", NULL);
+    o->argv = argv + i;
+    return 0;
+}
+
+#endif /* COLLIE_RUN_ARGS_H */
