@@ -7,6 +7,15 @@
  * REDUCE consumes chunks of its incoming sources as they arrive and reduces straight out
  * of the inbox).  Messages to or from one peer keep operation order within a round, so
  * both sides agree on the FIFO order of every channel.  Nothing here blocks.
+ *
+ * A round ends when its REDUCEs are done; its PUTs may trail into later rounds (a message
+ * larger than the channel can only drain while the receiver consumes it, perhaps in a
+ * later round of its own) until the first later round that writes their source memory —
+ * their deadline, computed once per schedule — or the end of the schedule.  A PUT still
+ * unfinished at its deadline is staged: the rest of its source is copied to private memory
+ * so the round can go on (like MPI's buffered send; needed when two ranks overwrite in
+ * place what they are still sending each other).  A single-copy PUT with a deadline is
+ * staged when it starts, since its descriptors point at the source.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,6 +50,39 @@ static char *local_ptr(const collie_request_t *req, sched_ref r) {
     return (char *)req->buf[r.buf] + r.off;
 }
 
+/* The buffer a reference really names (SEND is RECV when the call is in place). */
+static int canonical_buf(const collie_request_t *req, int buf) {
+    return buf == SBUF_SEND && req->args.in_place ? SBUF_RECV : buf;
+}
+
+static bool writes_over(const collie_request_t *req, const sched_op *w, sched_ref src, uint64_t bytes) {
+    if (w->kind != SCHED_REDUCE || !w->bytes)
+        return false;
+    if (canonical_buf(req, w->dst.buf) != canonical_buf(req, src.buf))
+        return false;
+    return w->dst.off < src.off + bytes && src.off < w->dst.off + w->bytes;
+}
+
+/* deadline[op] of a PUT: the first later round writing its source (nrounds if none). */
+static void compute_deadlines(collie_request_t *req) {
+    const collie_schedule *s = &req->sched;
+    for (uint32_t k = 0; k < s->nrounds; k++) {
+        const sched_round *rk = &s->rounds[k];
+        for (uint32_t i = rk->first_op; i < rk->first_op + rk->nops; i++) {
+            const sched_op *op = &s->ops[i];
+            req->deadline[i] = s->nrounds;
+            if (op->kind != SCHED_PUT || !op->bytes)
+                continue;
+            for (uint32_t j = k + 1; j < s->nrounds && req->deadline[i] == s->nrounds; j++)
+                for (uint32_t w = s->rounds[j].first_op; w < s->rounds[j].first_op + s->rounds[j].nops; w++)
+                    if (writes_over(req, &s->ops[w], s->srcs[op->src], op->bytes)) {
+                        req->deadline[i] = j;
+                        break;
+                    }
+        }
+    }
+}
+
 int collie_exec_prepare(collie_request_t *req) {
     collie_team_t *team = req->team;
     collie_transport *tp = team->tp;
@@ -53,27 +95,33 @@ int collie_exec_prepare(collie_request_t *req) {
     req->direct_chunk_bytes = (DIRECT_CHUNK_TARGET / elem) * elem;
     if (req->direct_chunk_bytes < req->chunk_bytes)
         req->direct_chunk_bytes = req->chunk_bytes;
-    uint32_t maxops = 1;
-    for (uint32_t r = 0; r < req->sched.nrounds; r++)
-        if (req->sched.rounds[r].nops > maxops)
-            maxops = req->sched.rounds[r].nops;
-    req->progress = calloc(maxops, sizeof *req->progress);
-    req->last_seq = calloc(maxops, sizeof *req->last_seq);
+    uint32_t nops = req->sched.nops ? req->sched.nops : 1;
+    req->progress = calloc(nops, sizeof *req->progress);
+    req->last_seq = calloc(nops, sizeof *req->last_seq);
+    req->deadline = calloc(nops, sizeof *req->deadline);
+    req->trailing = calloc(nops, sizeof *req->trailing);
+    req->staged = calloc(nops, sizeof *req->staged);
     req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
-    req->progress_cap = maxops;
+    req->progress_cap = nops;
     if (req->sched.tmp_bytes) {
         req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
         req->buf[SBUF_TMP] = req->tmp_alloc;
     }
-    if (!req->progress || !req->last_seq || !req->busy || (req->sched.tmp_bytes && !req->tmp_alloc))
+    if (!req->progress || !req->last_seq || !req->busy || !req->deadline || !req->trailing || !req->staged ||
+        (req->sched.tmp_bytes && !req->tmp_alloc))
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
                            collie_coll_name(req->args.coll));
+    compute_deadlines(req);
     return COLLIE_OK;
 }
 
 void collie_exec_restart(collie_request_t *req) {
     req->round = 0;
-    req->round_started = 0;
+    req->ntrailing = 0;
+    for (uint32_t i = 0; i < req->progress_cap; i++) {
+        free(req->staged[i]);
+        req->staged[i] = NULL;
+    }
     memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
     req->blocked_peer = -1;
 }
@@ -91,6 +139,16 @@ static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_
     h->coll = (uint8_t)req->args.coll;
 }
 
+/* Copies the PUT's whole source to private memory; it is sent from there from now on. */
+static int stage(collie_request_t *req, const sched_op *op, uint32_t i) {
+    req->staged[i] = malloc(op->bytes);
+    if (!req->staged[i])
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot stage a message of %llu bytes",
+                           (unsigned long long)op->bytes);
+    memcpy(req->staged[i], local_ptr(req, req->sched.srcs[op->src]), op->bytes);
+    return COLLIE_OK;
+}
+
 static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
     collie_transport *tp = req->team->tp;
     int q = op->peer;
@@ -98,7 +156,11 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     uint64_t *prog = &req->progress[i];
     uint64_t n = chunk_count(req, op->bytes), csize = chunk_size(req, op->bytes);
     bool direct = use_direct(req, op->bytes);
-    const char *src = op->bytes ? local_ptr(req, req->sched.srcs[op->src]) : NULL;
+    if (direct && *prog == 0 && req->deadline[i] < req->sched.nrounds && !req->staged[i])
+        if (stage(req, op, i) != COLLIE_OK)
+            return COLLIE_ERR_NOMEM;
+    const char *src = req->staged[i] ? req->staged[i]
+                                     : op->bytes ? local_ptr(req, req->sched.srcs[op->src]) : NULL;
     bool wrote = false;
     while (*prog < n) {
         uint64_t s = tp->sent[q] + 1;
@@ -159,9 +221,12 @@ static int direct_read(int peer, const collie_slot_hdr *h, void *dst, uint64_t l
     struct iovec local = { dst, len };
     struct iovec remote = { (void *)(uintptr_t)h->addr, len };
     ssize_t got = process_vm_readv(h->pid, &local, 1, &remote, 1, 0);
+    if (got < 0 && errno == ESRCH)
+        return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died before this rank read its "
+                           "message", peer, (int)h->pid);
     if (got != (ssize_t)len)
         return collie_fail(COLLIE_ERR_TRANSPORT, "single-copy read of %llu bytes from rank %d "
-                           "failed: %s", (unsigned long long)len, peer,
+                           "(pid %d, address %#llx) failed: %s", (unsigned long long)len, peer, (int)h->pid, (unsigned long long)h->addr,
                            got < 0 ? strerror(errno) : "short read");
     return COLLIE_OK;
 }
@@ -181,16 +246,17 @@ static void release_incoming(collie_transport *tp, int peer) {
     tp->ops->wake(tp, peer);
 }
 
-static void *direct_scratch(collie_request_t *req, int k) {
+/* Scratch for single-copy reads that feed a reduction: one chunk per source. */
+static char *direct_scratch(const collie_request_t *req, int nsrc) {
     static _Thread_local char *scratch;
     static _Thread_local size_t scratch_size;
-    size_t need = (size_t)(k + 1) * req->direct_chunk_bytes;
+    size_t need = (size_t)nsrc * req->direct_chunk_bytes;
     if (need > scratch_size) {
         free(scratch);
         scratch = aligned_alloc(64, need);
         scratch_size = scratch ? need : 0;
     }
-    return scratch ? scratch + (size_t)k * req->direct_chunk_bytes : NULL;
+    return scratch;
 }
 
 /* Reduces chunk `c` of op: every incoming source has arrived (heads[k] non-null). */
@@ -200,6 +266,7 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
     const void *ptrs[SCHED_MAX_SOURCES];
     char *dst = len ? local_ptr(req, op->dst) + off : NULL;
     bool copied = false;
+    char *scratch = NULL;
     for (int k = 0; k < op->nsrc; k++) {
         if (srcs[k].buf != SBUF_IN) {
             ptrs[k] = len ? local_ptr(req, srcs[k]) + off : NULL;
@@ -212,9 +279,9 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
             ptrs[k] = collie_slot_payload(h);
             continue;
         }
-        void *into = op->nsrc == 1 ? (void *)dst : direct_scratch(req, k);
-        if (!into)
+        if (op->nsrc > 1 && !scratch && !(scratch = direct_scratch(req, op->nsrc)))
             return collie_fail(COLLIE_ERR_NOMEM, "no scratch for a single-copy read");
+        void *into = op->nsrc == 1 ? (void *)dst : scratch + (size_t)k * req->direct_chunk_bytes;
         int st = direct_read(srcs[k].peer, h, into, len);
         if (st)
             return st;
@@ -319,36 +386,85 @@ static int op_progress(collie_request_t *req, const sched_op *op, uint32_t i, bo
     return st;
 }
 
+/* PUTs of earlier rounds that have not finished, oldest first. */
+static int trailing_progress(collie_request_t *req, bool *moved) {
+    uint32_t kept = 0;
+    for (uint32_t t = 0; t < req->ntrailing; t++) {
+        uint32_t i = req->trailing[t];
+        int st = op_progress(req, &req->sched.ops[i], i, moved);
+        if (st < 0)
+            return st;
+        if (req->progress[i] != OP_DONE)
+            req->trailing[kept++] = i;
+    }
+    req->ntrailing = kept;
+    return COLLIE_OK;
+}
+
+/* Stages the trailing PUTs that must finish before round r may start; false on error. */
+static int stage_due(collie_request_t *req, uint32_t r) {
+    for (uint32_t t = 0; t < req->ntrailing; t++) {
+        uint32_t i = req->trailing[t];
+        if (req->deadline[i] <= r && !req->staged[i]) {
+            int st = stage(req, &req->sched.ops[i], i);
+            if (st)
+                return st;
+        }
+    }
+    return COLLIE_OK;
+}
+
+/* Progresses the current round; COLLIE_OK when all its REDUCEs are done. */
 static int round_progress(collie_request_t *req, bool *moved) {
     const sched_round *rd = &req->sched.rounds[req->round];
-    bool all_done = true;
+    bool reduces_done = true;
+    for (uint32_t i = rd->first_op; i < rd->first_op + rd->nops; i++) {
+        if (req->progress[i] == OP_DONE)
+            continue;
+        const sched_op *op = &req->sched.ops[i];
+        int st = op_progress(req, op, i, moved);
+        if (st < 0)
+            return st;
+        if (st != COLLIE_OK && op->kind == SCHED_REDUCE)
+            reduces_done = false;
+    }
+    return reduces_done ? COLLIE_OK : COLLIE_TIMEOUT;
+}
+
+/* The round's REDUCEs are done: its unfinished PUTs trail. */
+static void close_round(collie_request_t *req) {
+    const sched_round *rd = &req->sched.rounds[req->round];
+    for (uint32_t i = rd->first_op; i < rd->first_op + rd->nops; i++)
+        if (req->progress[i] != OP_DONE)
+            req->trailing[req->ntrailing++] = i;
+    req->round++;
+}
+
+static void next_pass(collie_request_t *req) {
     if (++req->pass == 0) {
         memset(req->busy, 0, 2 * (size_t)req->team->size * sizeof *req->busy);
         req->pass = 1;
     }
-    for (uint32_t i = 0; i < rd->nops; i++) {
-        if (req->progress[i] == OP_DONE)
-            continue;
-        int st = op_progress(req, &req->sched.ops[rd->first_op + i], i, moved);
-        if (st < 0)
-            return st;
-        if (st != COLLIE_OK)
-            all_done = false;
-    }
-    return all_done ? COLLIE_OK : COLLIE_TIMEOUT;
 }
 
 int collie_exec_progress(collie_request_t *req) {
     bool moved = false;
-    while (req->round < req->sched.nrounds) {
-        int st = round_progress(req, &moved);
-        if (st != COLLIE_OK) {
-            if (moved)
-                req->last_progress_ns = collie_now_ns();
+    int st;
+    for (;;) {
+        next_pass(req);
+        if ((st = trailing_progress(req, &moved)) < 0)
             return st;
+        if (req->round == req->sched.nrounds) {
+            st = req->ntrailing ? COLLIE_TIMEOUT : COLLIE_OK;
+            break;
         }
-        req->round++;
-        memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
+        if ((st = stage_due(req, req->round)) != COLLIE_OK)
+            return st;
+        if ((st = round_progress(req, &moved)) != COLLIE_OK)
+            break;
+        close_round(req);
     }
-    return COLLIE_OK;
+    if (moved)
+        req->last_progress_ns = collie_now_ns();
+    return st;
 }

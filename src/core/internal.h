@@ -43,9 +43,12 @@ struct collie_request {
     collie_request_t *next;         /* in the team's queue */
     /* executor state */
     uint32_t round;
-    uint32_t round_started;         /* local operations of the round done */
-    uint64_t *progress;             /* per op of the current round: chunks done */
+    uint64_t *progress;             /* per op: chunks done (UINT64_MAX: finished) */
     uint64_t *last_seq;             /* per op: direct PUT, seq of its last chunk */
+    uint32_t *deadline;             /* per PUT: the round before which it must finish */
+    uint32_t *trailing;             /* unfinished PUTs of closed rounds, oldest first */
+    uint32_t ntrailing;
+    char **staged;                  /* per PUT: private copy of its source, if staged */
     uint32_t progress_cap;
     uint32_t *busy;                 /* [2*size]: pass stamp of peers busy (send, recv) */
     uint32_t pass;

@@ -52,10 +52,11 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     req->buf[SBUF_RECV] = recvbuf;
     req->algo = choose(a);
     if (!req->algo) {
+        bool commutative = a->commutative;
         free(req);
         return collie_fail(COLLIE_ERR_UNSUPPORTED, "no %s algorithm accepts this call (%zu elements, "
                            "%s op)", collie_coll_name(coll), count,
-                           a->commutative ? "commutative" : "non-commutative");
+                           commutative ? "commutative" : "non-commutative");
     }
     sched_init(&req->sched, a->rank, a->size, a->elem_size);
     req->algo->build(&req->sched, a);
@@ -222,6 +223,12 @@ void collie_request_free(collie_request_t *req) {
     sched_free(&req->sched);
     free(req->progress);
     free(req->last_seq);
+    if (req->staged)
+        for (uint32_t i = 0; i < req->progress_cap; i++)
+            free(req->staged[i]);
+    free(req->staged);
+    free(req->deadline);
+    free(req->trailing);
     free(req->busy);
     free(req->tmp_alloc);
     free(req);

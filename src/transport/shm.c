@@ -352,8 +352,8 @@ static int read_env(int *rank, int *size, const char **job) {
 }
 
 int collie_shm_create(collie_transport **out) {
-    int rank, size;
-    const char *job;
+    int rank = 0, size = 0;
+    const char *job = NULL;
     int st = read_env(&rank, &size, &job);
     if (st)
         return st;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "collie.h"
 
 /* Bit set in a collie_dtype_t made by collie_dtype_bytes(n); the low 32 bits hold n. */
@@ -49,5 +50,39 @@ void collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
 
 /* Name of the kernel family chosen at run time ("avx512", "avx2", "scalar"). */
 const char *collie_reduce_isa(void);
+
+/* ---- additions (layer 2 internals) ------------------------------------------------------ */
+
+/* Element layouts of the MAXLOC/MINLOC pair types (FLOAT64_INT32 has 4 padding bytes,
+ * whose content in results is unspecified). */
+struct collie_float32_int32 { float v; int32_t i; };
+struct collie_float64_int32 { double v; int32_t i; };
+struct collie_int32_int32 { int32_t v; int32_t i; };
+
+/*
+ * Semantics of the built-in operations in collie_reduce_n for nsrc >= 2 (nsrc == 1 is a
+ * plain copy), identical on every CPU path:
+ *  - integers wrap modulo 2^bits (sum, prod); land/lor/lxor give 0 or 1.
+ *  - float sum/prod: IEEE per step, no contraction; a NaN result is always the canonical
+ *    quiet NaN (float32 0x7FC00000, float64 0x7FF8000000000000).
+ *  - float min/max: the running value a against the next operand b keeps a when a <= b
+ *    (min) / a >= b (max) or when a is NaN, else takes b.  So a NaN anywhere propagates
+ *    (the first NaN in source order, bits unchanged), and ties such as -0.0 vs +0.0 keep
+ *    the earlier operand.
+ *  - float16/bfloat16: widened exactly to float32, reduced there with the float32 rules
+ *    across all sources, rounded once to nearest-even; a NaN result is the canonical NaN
+ *    (0x7E00 / 0x7FC0).
+ *  - maxloc/minloc: the strictly larger (smaller) value wins, equal values take the
+ *    smaller index; a NaN value beats any number, two NaNs take the smaller index.
+ */
+
+/* The built-in op with id COLLIE_OPID_* (NULL if out of range). */
+collie_op_t collie_builtin_op(int id);
+
+/* Tests and benchmarks: switch the kernel family ("scalar", "avx2", "avx512"; NULL =
+ * the default: the best the CPU has, or $COLLIE_REDUCE_ISA read at first use).
+ * COLLIE_ERR_UNSUPPORTED if this CPU lacks it.  Thread-safe; a reduction already running
+ * finishes with the family it started with. */
+int collie_reduce_force_isa(const char *isa);
 
 #endif

@@ -1,0 +1,99 @@
+/*
+ * symbolic_impl.h — internals of the symbolic schedule verifier (symbolic.h), shared by
+ * support_symbolic.c (running), support_symbolic_checks.c (static and result checks) and
+ * support_symbolic_expr.c (hash-consed expressions).
+ */
+#ifndef COLLIE_TEST_SYMBOLIC_IMPL_H
+#define COLLIE_TEST_SYMBOLIC_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "symbolic.h"
+
+#define SYM_UNDEF 0u            /* the expression id of undefined memory */
+
+void *sym_xrealloc(void *p, size_t n);
+void *sym_xcalloc(size_t n, size_t size);
+
+/* ---- hash-consed expressions (support_symbolic_expr.c) ------------------------------ */
+typedef struct sym_node {
+    uint64_t hash;
+    uint32_t first, n;      /* children kids[first … first+n); n == 0: a leaf */
+    int32_t rank;           /* leaf: whose input */
+    uint32_t elem;          /* leaf: which element */
+} sym_node;
+
+typedef struct sym_store {
+    sym_node *nodes;
+    uint32_t nnodes, capnodes;
+    uint32_t *kids;
+    size_t nkids, capkids;
+    uint32_t *tab;          /* open addressing over node ids; 0 = empty */
+    size_t tabcap;
+} sym_store;
+
+uint32_t sym_node_id(sym_store *st, const uint32_t *kids, uint32_t n);  /* n >= 2 */
+uint32_t sym_leaf_id(sym_store *st, int rank, uint32_t elem);
+void sym_store_free(sym_store *st);
+/* NULL when expression id combines every rank's leaf of element e as required (exactly
+ * once; in rank order unless commutative; at least once if idempotent), else what is
+ * wrong, with the in-order leaves in desc. */
+const char *sym_expr_problem(const sym_store *st, uint32_t id, size_t e, int P,
+                             bool commutative, bool idempotent, char *desc, size_t descsz);
+
+/* ---- the simulated team -------------------------------------------------------------- */
+typedef struct sym_snap {       /* an immutable copy of a "heard from" set */
+    uint32_t refs;
+    uint64_t bits[];
+} sym_snap;
+
+typedef struct sym_msg {
+    uint64_t bytes;
+    uint32_t *vals;
+    sym_snap *heard;
+} sym_msg;
+
+typedef struct sym_queue {      /* messages from p to q */
+    sym_msg *v;
+    uint32_t n, cap, consumed;
+} sym_queue;
+
+typedef struct sym_rank {
+    const collie_schedule *s;
+    uint32_t *mem[SBUF_COUNT];  /* element values; SEND == RECV in place */
+    uint64_t lim[SBUF_COUNT];   /* bytes */
+    const char *deny_read[SBUF_COUNT], *deny_write[SBUF_COUNT];   /* reasons, or NULL */
+    uint32_t round;
+    bool started;
+    uint8_t *done;              /* per op of the current round */
+    uint32_t *seq;              /* per incoming source: which message from that peer */
+    uint32_t *assigned;         /* per peer: incoming messages assigned so far */
+    uint64_t *heard;            /* ranks heard from, transitively */
+    sym_snap *snap;             /* copy of heard while unchanged, or NULL */
+} sym_rank;
+
+typedef struct sym_sim {
+    const char *name;
+    const collie_coll_args *a;
+    int P, words;
+    size_t es;
+    sym_rank *ranks;
+    sym_queue *q;               /* q[from * P + to] */
+    sym_store st;
+    uint32_t *vals;             /* scratch: one REDUCE's children */
+    char *err;
+    size_t errsz;
+    bool failed;
+} sym_sim;
+
+/* Records the first failure: "<call>: rank R round K element E: message" (negative
+ * rank/round/elem are left out).  Returns false. */
+bool sym_fail(sym_sim *m, int rank, long round, long elem, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+const char *sym_buf_name(int buf);
+
+/* support_symbolic_checks.c */
+bool sym_check_static(sym_sim *m, int rank);     /* operations, bounds, hazards */
+bool sym_check_results(sym_sim *m);              /* results and causality */
+
+#endif

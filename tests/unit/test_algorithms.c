@@ -1,0 +1,464 @@
+/*
+ * test_algorithms.c — every registered algorithm through the symbolic verifier
+ * (symbolic.h): P = 1…64 × counts {0, 1, P-1, P, P+1, 2P+3, 37} × in place or not ×
+ * commutative or not × roots {0, P/2, P-1}; with COLLIE_LONG_TESTS=1 also larger P up to
+ * 1024 for a few counts.  Also: the verifier catches broken schedules, the registry, the
+ * restriction check and the algorithm spec parser.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "algorithms/algorithm.h"
+#include "core/core.h"
+#include "symbolic.h"
+
+static int failures;
+
+static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(bool ok, const char *fmt, ...) {
+    if (ok)
+        return;
+    if (++failures <= 40) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "FAIL: ");
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+}
+
+static collie_coll_args call(int coll, int P, size_t count, size_t es) {
+    collie_coll_args a;
+    memset(&a, 0, sizeof a);
+    a.coll = coll;
+    a.size = P;
+    a.count = count;
+    a.elem_size = es;
+    a.bytes = count * es;
+    a.commutative = true;
+    a.shared_memory = true;
+    return a;
+}
+
+/* ==== 1. the verifier fails on broken schedules ====================================== */
+
+#define TEAM_MAX 4
+typedef struct team {
+    int P;
+    collie_schedule s[TEAM_MAX];
+} team;
+
+static team *team_new(int P, size_t es) {
+    static team t;
+    t.P = P;
+    for (int r = 0; r < P; r++)
+        sched_init(&t.s[r], r, P, es);
+    return &t;
+}
+
+/* Runs the team's schedules; expects success (want == NULL) or a failure whose message
+ * contains want. */
+static void expect(const char *what, const collie_coll_args *a, team *t, const char *want) {
+    char err[1024];
+    int rc = sym_run(what, a, t->s, err, sizeof err);
+    if (want)
+        check(rc != 0 && strstr(err, want), "verifier self-test '%s': want '%s', got '%s'",
+              what, want, rc ? err : "success");
+    else
+        check(rc == 0, "verifier self-test '%s' should pass: %s", what, err);
+    for (int r = 0; r < t->P; r++)
+        sched_free(&t->s[r]);
+}
+
+static const sched_ref SEND0 = { SBUF_SEND, -1, 0 }, RECV0 = { SBUF_RECV, -1, 0 };
+
+/* A correct 2-rank allreduce: exchange, both compute x0 ∘ x1.  Variants break it. */
+enum { OK2, DROP_PUT, EXTRA_PUT, SHORT_PUT, SWAPPED, HAZARD, DOUBLE };
+static team *allreduce2(int variant, uint64_t n) {
+    team *t = team_new(2, 8);
+    for (int r = 0; r < 2; r++) {
+        collie_schedule *s = &t->s[r];
+        bool lower_first = variant != SWAPPED;
+        if (!(variant == DROP_PUT && r == 1))
+            sched_put(s, 1 - r, SEND0, variant == SHORT_PUT && r == 1 ? n / 2 : n);
+        if (variant == DOUBLE && r == 1)
+            sched_put(s, 0, SEND0, n);
+        if (variant == HAZARD && r == 0)
+            sched_put(s, 1, RECV0, n);
+        if (variant == EXTRA_PUT && r == 0)
+            sched_notify(s, 1);
+        sched_ref srcs[3] = { r == 0 ? SEND0 : sched_in(0), r == 0 ? sched_in(1) : SEND0,
+                              sched_in(1) };
+        if (!lower_first) {
+            sched_ref x = srcs[0];
+            srcs[0] = srcs[1];
+            srcs[1] = x;
+        }
+        sched_reduce(s, RECV0, srcs, variant == DOUBLE && r == 0 ? 3 : 2, n);
+    }
+    return t;
+}
+
+static void self_test_allreduce(void) {
+    collie_coll_args a = call(COLL_ALLREDUCE, 2, 2, 8);
+    expect("correct", &a, allreduce2(OK2, 16), NULL);
+    expect("dropped message", &a, allreduce2(DROP_PUT, 16), "deadlock");
+    expect("extra message", &a, allreduce2(EXTRA_PUT, 16), "never consumed");
+    expect("short message", &a, allreduce2(SHORT_PUT, 16), "size mismatch");
+    expect("same-round hazard", &a, allreduce2(HAZARD, 16), "hazard");
+    expect("input twice", &a, allreduce2(DOUBLE, 16), "more than once");
+    expect("swapped, commutative", &a, allreduce2(SWAPPED, 16), NULL);
+    a.commutative = false;
+    expect("correct, non-commutative", &a, allreduce2(OK2, 16), NULL);
+    expect("swapped, non-commutative", &a, allreduce2(SWAPPED, 16), "out of rank order");
+    a.in_place = true;                          /* the PUT reads SEND = RECV */
+    expect("hazard in place", &a, allreduce2(OK2, 16), "hazard");
+}
+
+/* 3 ranks: ranks 0, 1 form x0∘x1∘x2 in one node, rank 2 as (x0∘x1)∘x2. */
+static void self_test_association(void) {
+    collie_coll_args a = call(COLL_ALLREDUCE, 3, 1, 8);
+    team *t = team_new(3, 8);
+    for (int r = 0; r < 3; r++) {
+        collie_schedule *s = &t->s[r];
+        for (int q = 0; q < 3; q++)
+            if (q != r)
+                sched_put(s, q, SEND0, 8);
+        sched_ref all[3];
+        for (int q = 0; q < 3; q++)
+            all[q] = q == r ? SEND0 : sched_in(q);
+        if (r < 2) {
+            sched_reduce(s, RECV0, all, 3, 8);
+            continue;
+        }
+        sched_need_tmp(s, 8);
+        sched_reduce(s, sched_at(SBUF_TMP, 0), all, 2, 8);
+        sched_round_begin(s);
+        sched_ref two[2] = { sched_at(SBUF_TMP, 0), SEND0 };
+        sched_reduce(s, RECV0, two, 2, 8);
+    }
+    expect("other association on one rank", &a, t, "differs from rank 0");
+}
+
+static void self_test_access(void) {
+    collie_coll_args a = call(COLL_ALLREDUCE, 1, 4, 8);
+    team *t = team_new(1, 8);
+    sched_reduce(&t->s[0], sched_at(SBUF_TMP, 0), &SEND0, 1, 32);
+    expect("TMP beyond tmp_bytes", &a, t, "beyond");
+    t = team_new(1, 8);
+    sched_copy(&t->s[0], SEND0, RECV0, 32);
+    expect("writes SEND", &a, t, "read-only input");
+    t = team_new(1, 8);
+    sched_need_tmp(&t->s[0], 32);
+    sched_copy(&t->s[0], RECV0, sched_at(SBUF_TMP, 0), 32);
+    expect("reads undefined TMP", &a, t, "undefined");
+    t = team_new(1, 8);
+    sched_copy(&t->s[0], RECV0, SEND0, 32);
+    sched_round_begin(&t->s[0]);
+    sched_copy(&t->s[0], sched_at(SBUF_RECV, 8), RECV0, 16);
+    expect("partial self-overlap", &a, t, "partially overlaps");
+    t = team_new(1, 8);
+    sched_copy(&t->s[0], RECV0, sched_at(SBUF_SEND, 4), 16);
+    expect("misaligned", &a, t, "multiples");
+    t = team_new(1, 8);
+    expect("no result", &a, t, "is missing");
+}
+
+static void self_test_reduce_bcast_barrier(void) {
+    collie_coll_args a = call(COLL_REDUCE, 3, 1, 8);
+    team *t = team_new(3, 8);                   /* rank 2 is left out */
+    sched_put(&t->s[1], 0, SEND0, 8);
+    sched_recv_reduce(&t->s[0], 1, RECV0, SEND0, false, 8);
+    expect("reduce skipping a rank", &a, t, "misses a rank's input");
+    t = team_new(3, 8);                         /* non-root writes RECV */
+    sched_copy(&t->s[2], RECV0, SEND0, 8);
+    sched_round_begin(&t->s[2]);
+    sched_put(&t->s[2], 0, RECV0, 8);
+    sched_put(&t->s[1], 0, SEND0, 8);
+    sched_ref all[3] = { SEND0, sched_in(1), sched_in(2) };
+    sched_reduce(&t->s[0], RECV0, all, 3, 8);
+    expect("non-root writes RECV", &a, t, "may be NULL");
+    a = call(COLL_BCAST, 2, 1, 8);
+    expect("bcast without messages", &a, team_new(2, 8), "does not hold");
+    a = call(COLL_BARRIER, 3, 0, 8);
+    t = team_new(3, 8);                         /* a chain 0 → 1 → 2: rank 0 hears nobody */
+    sched_notify(&t->s[0], 1);
+    sched_wait_notify(&t->s[1], 0);
+    sched_round_begin(&t->s[1]);
+    sched_notify(&t->s[1], 2);
+    sched_wait_notify(&t->s[2], 1);
+    expect("barrier without causality", &a, t, "causality");
+}
+
+/* Removes the last operation (rounds may end empty: sched_round_begin keeps a trailing
+ * empty round). */
+static bool drop_last_op(collie_schedule *s) {
+    uint32_t k = s->nrounds;
+    while (k > 0 && s->rounds[k - 1].nops == 0)
+        k--;
+    if (k == 0)
+        return false;
+    s->rounds[k - 1].nops--;
+    s->nops--;
+    return true;
+}
+
+/* Mutation: dropping the last operation of rank `victim` of a real schedule is detected. */
+static void mutate_one(const collie_algorithm *alg, const collie_coll_args *a, int victim) {
+    collie_schedule s[8];
+    for (int r = 0; r < a->size; r++) {
+        collie_coll_args ar = *a;
+        ar.rank = r;
+        sched_init(&s[r], r, a->size, a->elem_size);
+        alg->build(&s[r], &ar);
+    }
+    bool mutated = drop_last_op(&s[victim]);
+    char err[1024];
+    int rc = sym_run(alg->name, a, s, err, sizeof err);
+    check(!mutated || rc != 0, "%s %s P=%d: dropping rank %d's last op went unnoticed",
+          collie_coll_name(a->coll), alg->name, a->size, victim);
+    for (int r = 0; r < a->size; r++)
+        sched_free(&s[r]);
+}
+
+static void self_test_mutations(void) {
+    int sizes[] = { 2, 5, 8 };
+    for (int coll = 0; coll < COLL_COUNT; coll++)
+        for (size_t i = 0; i < collie_algorithm_count(coll); i++)
+            for (int k = 0; k < 3; k++) {
+                const collie_algorithm *alg = collie_algorithm_at(coll, i);
+                collie_coll_args a = call(coll, sizes[k], coll == COLL_BARRIER ? 0 : 7, 8);
+                a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
+                a.root = sizes[k] - 1;
+                for (int victim = 0; victim < sizes[k]; victim++)
+                    mutate_one(alg, &a, victim);
+            }
+}
+
+/* ==== 2. registry, restrictions, specs =============================================== */
+
+static void test_registry(void) {
+    for (int coll = 0; coll < COLL_COUNT; coll++) {
+        size_t n = collie_algorithm_count(coll);
+        check(n >= 1 && collie_algorithm_at(coll, n) == NULL, "%s: %zu algorithms",
+              collie_coll_name(coll), n);
+        for (size_t i = 0; i < n; i++) {
+            const collie_algorithm *alg = collie_algorithm_at(coll, i);
+            check(alg && alg->coll == coll && alg->build && alg->summary && alg->name,
+                  "%s algorithm %zu malformed", collie_coll_name(coll), i);
+            check(collie_algorithm_find(coll, alg->name) == alg, "find %s", alg->name);
+        }
+        check(collie_algorithm_find(coll, "no_such_algorithm") == NULL, "find unknown");
+    }
+    check(collie_algorithm_count(COLL_COUNT) == 0 && collie_algorithm_at(-1, 0) == NULL,
+          "out-of-range collective");
+    check(strcmp(collie_coll_name(COLL_ALLREDUCE), "allreduce") == 0 &&
+          strcmp(collie_coll_name(COLL_BARRIER), "barrier") == 0 &&
+          strcmp(collie_coll_name(99), "unknown") == 0, "collie_coll_name");
+}
+
+static bool needs_allow(unsigned needs, const collie_coll_args *a) {
+    return !((needs & ALGO_NEEDS_COMMUTATIVE) && !a->commutative) &&
+           !((needs & ALGO_NEEDS_IDEMPOTENT) && !a->idempotent) &&
+           !((needs & ALGO_NEEDS_SHM) && !a->shared_memory);
+}
+
+static bool reject_big(const collie_coll_args *a, const char **why) {
+    *why = "too big";
+    return a->size < 4;
+}
+
+static void test_accepts(void) {
+    for (int coll = 0; coll < COLL_COUNT; coll++)
+        for (size_t i = 0; i < collie_algorithm_count(coll); i++)
+            for (int bits = 0; bits < 8; bits++) {
+                const collie_algorithm *alg = collie_algorithm_at(coll, i);
+                collie_coll_args a = call(coll, 4, 8, 8);
+                a.commutative = bits & 1;
+                a.idempotent = (bits & 2) != 0;
+                a.shared_memory = (bits & 4) != 0;
+                const char *why = NULL;
+                bool ok = collie_algorithm_accepts(alg, &a, &why);
+                bool want = needs_allow(alg->needs, &a);
+                check(alg->accepts ? (!want ? !ok : true) : ok == want,
+                      "%s %s accepts=%d with comm=%d idem=%d shm=%d", collie_coll_name(coll),
+                      alg->name, ok, a.commutative, a.idempotent, a.shared_memory);
+                check(ok || (why && *why), "%s declines without a reason", alg->name);
+            }
+    collie_algorithm fake = { "fake", COLL_BCAST, ALGO_NEEDS_COMMUTATIVE, "x", reject_big, NULL };
+    collie_coll_args a = call(COLL_BCAST, 8, 1, 8);
+    const char *why = NULL;
+    check(!collie_algorithm_accepts(&fake, &a, &why) && why && strcmp(why, "too big") == 0,
+          "optional accepts() consulted");
+    a.commutative = false;
+    check(!collie_algorithm_accepts(&fake, &a, &why) && strstr(why, "commutative"),
+          "needs checked first");
+    a = call(COLL_ALLREDUCE, 2, 1, 8);
+    check(!collie_algorithm_accepts(&fake, &a, &why) && strstr(why, "collective"),
+          "other collective declined");
+}
+
+static void spec_ok(const char *spec, const char *name, int count, const char *key,
+                    long long value) {
+    char got[32];
+    collie_algo_params p;
+    int rc = collie_parse_algo_spec(spec, got, sizeof got, &p);
+    check(rc == COLLIE_OK && strcmp(got, name) == 0 && p.count == count &&
+          (!key || collie_param(&p, key, -12345) == value),
+          "spec '%s' -> rc %d name '%s' count %d", spec, rc, got, p.count);
+}
+
+static void spec_bad(const char *spec, size_t namesz) {
+    char got[64];
+    collie_algo_params p;
+    int rc = collie_parse_algo_spec(spec, got, namesz, &p);
+    check(rc == COLLIE_ERR_ARG && collie_last_error()[0], "spec '%s' should fail (rc %d)", spec,
+          rc);
+}
+
+static void test_specs(void) {
+    spec_ok("ring", "ring", 0, NULL, 0);
+    spec_ok("  auto ", "auto", 0, NULL, 0);
+    spec_ok("nway_dissemination:n=3", "nway_dissemination", 1, "n", 3);
+    spec_ok("ring_pipelined:segment=64k,depth=-2", "ring_pipelined", 2, "segment", 65536);
+    spec_ok("ring_pipelined:segment=64k,depth=-2", "ring_pipelined", 2, "depth", -2);
+    spec_ok("x:a=1,b=2,c=3,d=1M", "x", 4, "d", 1 << 20);
+    spec_ok("x:a=1", "x", 1, "nope", -12345);
+    const char *bad[] = { "", "   ", ":n=3", "ring:", "ring:n", "ring:n=", "ring:=3",
+                          "ring:n=abc", "ring:n=3x", "ring:n=1,n=2", "ring:n=1,", "ring:,n=1",
+                          "ring:a=1,b=2,c=3,d=4,e=5", "bad name", "ring:n=99999999999999999999",
+                          "ring:a_very_long_parameter_name_here=1", "ring:n=1:m=2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        spec_bad(bad[i], 64);
+    spec_bad("recursive_doubling", 8);
+    check(collie_param(NULL, "n", 7) == 7, "collie_param(NULL)");
+}
+
+/* ==== 3. the sweep ==================================================================== */
+
+typedef struct sweep_stats {
+    long runs, declined;
+} sweep_stats;
+
+/* Verifies one call if the algorithm accepts it; checks that it declines exactly when its
+ * needs say so (or at least then, if it has its own accepts()). */
+static void one(const collie_algorithm *alg, collie_coll_args a, sweep_stats *st) {
+    const char *why = NULL;
+    bool ok = collie_algorithm_accepts(alg, &a, &why);
+    bool want = needs_allow(alg->needs, &a);
+    check(alg->accepts ? (want || !ok) : ok == want, "%s %s P=%d: accepts=%d, needs say %d",
+          collie_coll_name(a.coll), alg->name, a.size, ok, want);
+    if (!ok) {
+        st->declined++;
+        return;
+    }
+    char err[1024];
+    st->runs++;
+    if (sym_verify(alg, &a, err, sizeof err) != 0)
+        check(false, "%s", err);
+}
+
+static size_t dedupe_counts(int P, size_t *out) {
+    size_t cand[] = { 0, 1, (size_t)P - 1, (size_t)P, (size_t)P + 1, 2 * (size_t)P + 3, 37 };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < n; j++)
+            dup = dup || out[j] == cand[i];
+        if (!dup)
+            out[n++] = cand[i];
+    }
+    return n;
+}
+
+/* All variants of (P, count) for one algorithm: in place, commutativity, roots. */
+static void variants(const collie_algorithm *alg, int P, size_t count, sweep_stats *st) {
+    size_t es = (P + count) % 2 ? 4 : 8;
+    int roots[3] = { 0, P / 2, P - 1 };
+    bool rooted = alg->coll == COLL_REDUCE || alg->coll == COLL_BCAST;
+    bool has_op = alg->coll == COLL_ALLREDUCE || alg->coll == COLL_REDUCE;
+    for (int ip = 0; ip < (has_op ? 2 : 1); ip++)
+        for (int comm = has_op ? 0 : 1; comm < 2; comm++)
+            for (int ri = 0; ri < (rooted ? 3 : 1); ri++) {
+                if (ri > 0 && roots[ri] == roots[ri - 1])
+                    continue;
+                collie_coll_args a = call(alg->coll, P, count, es);
+                a.in_place = ip;
+                a.commutative = comm;
+                a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
+                a.root = roots[ri];
+                one(alg, a, st);
+                a.shared_memory = false;             /* decline check only */
+                a.idempotent = !a.idempotent;
+                const char *why;
+                bool ok = collie_algorithm_accepts(alg, &a, &why);
+                check(alg->accepts ? (needs_allow(alg->needs, &a) || !ok)
+                                   : ok == needs_allow(alg->needs, &a),
+                      "%s %s: accepts=%d without shm", collie_coll_name(a.coll), alg->name, ok);
+            }
+}
+
+/* Which counts to try for P: the full list, or a few for large P. */
+enum { COUNTS_ALL, COUNTS_FEW, COUNTS_TINY };
+static size_t counts_for(int P, int which, size_t *out) {
+    if (which == COUNTS_ALL)
+        return dedupe_counts(P, out);
+    out[0] = 1;
+    out[1] = which == COUNTS_TINY ? 3 : 37;
+    out[2] = 0;
+    out[3] = (size_t)P + 1;                 /* P+1 only up to 257: flat is P^2 messages */
+    return which == COUNTS_TINY ? 2 : P <= 257 ? 4 : 3;
+}
+
+static void sweep_sizes(const int *sizes, int nsizes, int which, sweep_stats *st) {
+    for (int coll = 0; coll < COLL_COUNT; coll++)
+        for (size_t i = 0; i < collie_algorithm_count(coll); i++)
+            for (int k = 0; k < nsizes; k++) {
+                size_t counts[7];
+                size_t n = coll == COLL_BARRIER ? 1 : counts_for(sizes[k], which, counts);
+                for (size_t c = 0; c < n; c++)
+                    variants(collie_algorithm_at(coll, i), sizes[k],
+                             coll == COLL_BARRIER ? 0 : counts[c], st);
+            }
+}
+
+static void sweep(void) {
+    sweep_stats st = { 0, 0 };
+    int sizes[64], chains[] = { 256, 300 };    /* P > SCHED_MAX_SOURCES: flat chains */
+    for (int P = 1; P <= 64; P++)
+        sizes[P - 1] = P;
+    clock_t t0 = clock();
+    sweep_sizes(sizes, 64, COUNTS_ALL, &st);
+    sweep_sizes(chains, 2, COUNTS_TINY, &st);
+    printf("sweep P=1..64, 256, 300: %ld schedules verified, %ld declined, %.1f s\n", st.runs,
+           st.declined, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    const char *env = getenv("COLLIE_LONG_TESTS");
+    if (!env || strcmp(env, "1") != 0)
+        return;
+    int big[] = { 65, 96, 127, 128, 129, 200, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024 };
+    st.runs = st.declined = 0;
+    t0 = clock();
+    sweep_sizes(big, (int)(sizeof big / sizeof big[0]), COUNTS_FEW, &st);
+    printf("long sweep P up to 1024: %ld schedules verified, %.1f s\n", st.runs,
+           (double)(clock() - t0) / CLOCKS_PER_SEC);
+}
+
+int main(void) {
+    self_test_allreduce();
+    self_test_association();
+    self_test_access();
+    self_test_reduce_bcast_barrier();
+    self_test_mutations();
+    test_registry();
+    test_accepts();
+    test_specs();
+    sweep();
+    if (failures)
+        fprintf(stderr, "test_algorithms: %d failures\n", failures);
+    else
+        printf("test_algorithms: ok\n");
+    return failures ? 1 : 0;
+}
