@@ -42,8 +42,9 @@ int collie_fail(int status, const char *fmt, ...) {
         snprintf(last_error, sizeof last_error, "rank %d: %s", log_rank, msg);
     else
         snprintf(last_error, sizeof last_error, "%s", msg);
+    /* The caller gets the error; printing it is for COLLIE_LOG=warn and above. */
     if (status < 0)
-        collie_log(COLLIE_LOG_ERROR, "%s (%s)", msg, collie_strerror(status));
+        collie_log(COLLIE_LOG_WARN, "%s (%s)", msg, collie_strerror(status));
     return status;
 }
 

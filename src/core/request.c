@@ -60,6 +60,7 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     }
     sched_init(&req->sched, a->rank, a->size, a->elem_size);
     req->algo->build(&req->sched, a);
+    sched_finish(&req->sched);
     int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);

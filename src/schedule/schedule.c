@@ -56,6 +56,8 @@ void sched_round_begin(collie_schedule *s) {
 static sched_op *append_op(collie_schedule *s, const sched_ref *srcs, int nsrc) {
     if (s->nrounds == 0)
         sched_round_begin(s);
+    if (s->error)
+        return NULL;
     if (s->error || !grow((void **)&s->ops, &s->cap_ops, s->nops + 1, sizeof *s->ops) ||
         !grow((void **)&s->srcs, &s->cap_srcs, s->nsrcs + (uint32_t)nsrc, sizeof *s->srcs)) {
         s->error = COLLIE_ERR_NOMEM;
@@ -70,6 +72,11 @@ static sched_op *append_op(collie_schedule *s, const sched_ref *srcs, int nsrc) 
     s->nsrcs += (uint32_t)nsrc;
     s->rounds[s->nrounds - 1].nops++;
     return op;
+}
+
+void sched_finish(collie_schedule *s) {
+    while (s->nrounds > 0 && s->rounds[s->nrounds - 1].nops == 0)
+        s->nrounds--;
 }
 
 void sched_put(collie_schedule *s, int peer, sched_ref src, uint64_t bytes) {

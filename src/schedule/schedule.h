@@ -90,6 +90,9 @@ void sched_reset(collie_schedule *s);           /* empty it, keep the allocation
  * dropped.  The first operation appended without any round_begin opens round 0. */
 void sched_round_begin(collie_schedule *s);
 
+/* Drops a trailing empty round (called once the builder is done). */
+void sched_finish(collie_schedule *s);
+
 void sched_put(collie_schedule *s, int peer, sched_ref src, uint64_t bytes);
 void sched_reduce(collie_schedule *s, sched_ref dst, const sched_ref *srcs, int nsrc,
                   uint64_t bytes);

@@ -147,7 +147,7 @@ static void half_passes(collie_half_fn h, void *dst, const void *const *srcs, in
     for (; nsrc - i > COLLIE_KARY_MAX; i += COLLIE_KARY_MAX) {
         for (int j = 0; j < COLLIE_KARY_MAX; j++)
             p[j] = at(srcs[i + j], boff);
-        h(NULL, acc, p, COLLIE_KARY_MAX, len, COLLIE_HK_ACC_OUT);
+        h(NULL, acc, p, COLLIE_KARY_MAX, len, COLLIE_HK_ACC_IN | COLLIE_HK_ACC_OUT);
     }
     for (int j = i; j < nsrc; j++)
         p[j - i] = at(srcs[j], boff);

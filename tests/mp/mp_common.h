@@ -129,6 +129,8 @@ void mp_run_case(mp_ctx *c, const mp_case *k);  /* alloc, fill, call, check, fre
 void mp_sweep(mp_ctx *c, int coll);
 
 /* mp_extra.c, mp_assoc.c */
+/* Drives req with collie_test(req, 0) plus local work until done (dies on an error). */
+int mp_wait_request(mp_ctx *c, collie_request_t *req, const char *what);
 void mp_test_split_phase(mp_ctx *c, int coll);
 void mp_test_persistent(mp_ctx *c, int coll);
 void mp_test_in_flight(mp_ctx *c, int coll);
@@ -136,7 +138,6 @@ void mp_test_association(mp_ctx *c, int coll);
 
 /* mp_barrier.c */
 void mp_test_barrier(mp_ctx *c);
-int mp_wait_request(mp_ctx *c, collie_request_t *req, const char *what);
 
 /* mp_algos.c (uses the internal registry) */
 int mp_list_algorithms(const char *coll);

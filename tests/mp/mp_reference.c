@@ -22,8 +22,8 @@ static uint64_t mix64(uint64_t x)
 
 uint64_t mp_hash(uint64_t seed, int rank, size_t i, unsigned salt)
 {
-    uint64_t h = mix64(seed ^ ((uint64_t)(uint32_t)rank << 32 | salt));
-    return mix64(h ^ mix64((uint64_t)i));
+    return mix64(seed * 0xd6e8feb86659fd93ull + (uint64_t)(uint32_t)rank * 0xa0761d6478bd642full +
+                 (uint64_t)salt * 0xe7037ed1a0b428dbull + (uint64_t)i * 0x8ebc6af09c88c6e3ull);
 }
 
 /* PROD inputs for signed/float types: 1 except at three ranks chosen per index

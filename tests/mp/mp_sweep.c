@@ -2,7 +2,8 @@
  * mp_sweep.c — the main sweep: counts × every datatype × every op defined for it (built-in
  * and the two user-defined ops) × in place or not × roots, for one collective.
  * MP_QUICK (many ranks on few cores) runs one (in_place, root) variant per case instead
- * of all; MP_LONG adds counts and the large count for every (type, op).
+ * of all, MP_NORMAL does so for the large count only; MP_LONG runs every variant, more
+ * counts, and the large count for every (type, op).
  */
 #include <stdio.h>
 #include <string.h>
@@ -86,8 +87,9 @@ static void run_variants(mp_ctx *c, mp_case *k, uint64_t *seq)
     int r[3], nr = roots(c, k->coll, r);
     int nvar = (k->coll == MPC_BCAST ? 1 : 2) * nr;
     uint64_t pick = *seq % (uint64_t)nvar;
+    bool one = c->level == MP_QUICK || (c->level == MP_NORMAL && k->count == BIG_COUNT);
     for (int v = 0; v < nvar; v++) {
-        if (c->level == MP_QUICK && (uint64_t)v != pick)
+        if (one && (uint64_t)v != pick)
             continue;
         (*seq)++;
         k->root = r[v % nr];

@@ -6,16 +6,19 @@
 # Prints one line per combination and a final line "N passed, N failed".
 #
 #   run_matrix.sh --run PATH/collie-run --prog PATH/mp_collectives
-#                 [--colls "allreduce reduce bcast barrier"] [--timeout S] P [P ...]
+#                 [--colls "allreduce reduce bcast barrier"] [--timeout S] [--long-only] P [P ...]
+#
+# --long-only: run only when COLLIE_LONG_TESTS=1, else exit 77 (ctest's "skipped").
 set -u
 
-run="" prog="" colls="allreduce reduce bcast barrier" timeout=120
+run="" prog="" colls="allreduce reduce bcast barrier" timeout=120 long_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --run) run="$2"; shift 2 ;;
         --prog) prog="$2"; shift 2 ;;
         --colls) colls="$2"; shift 2 ;;
         --timeout) timeout="$2"; shift 2 ;;
+        --long-only) long_only=1; shift ;;
         --) shift; break ;;
         -*) echo "run_matrix.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -24,6 +27,10 @@ done
 if [ -z "$run" ] || [ -z "$prog" ] || [ $# -eq 0 ]; then
     echo "usage: run_matrix.sh --run COLLIE_RUN --prog MP_COLLECTIVES [--colls LIST] [--timeout S] P..." >&2
     exit 2
+fi
+if [ $long_only -eq 1 ] && [ "${COLLIE_LONG_TESTS:-0}" != 1 ]; then
+    echo "skipped: set COLLIE_LONG_TESTS=1 to run"
+    exit 77
 fi
 
 # A hang shows up as COLLIE_ERR_PEER after this long instead of the 60 s default.

@@ -196,8 +196,10 @@ static bool check_allreduce(sym_sim *m) {
     for (int r = 1; r < m->P; r++)
         for (size_t e = 0; e < m->a->count; e++)
             if (m->ranks[r].mem[SBUF_RECV][e] != ref[e])
-                return sym_fail(m, r, -1, (long)e, "result differs from rank 0's (other "
-                                "operands or association: not bitwise identical)");
+                return sym_fail(m, r, -1, (long)e, "%s", m->ranks[r].mem[SBUF_RECV][e] ==
+                                SYM_UNDEF ? "result is missing (never written)"
+                                          : "result differs from rank 0's (other operands or "
+                                            "association: not bitwise identical)");
     for (int r = 0; r < m->P && m->a->count > 0; r++)
         if (!heard_all(m, r))
             return false;

@@ -149,10 +149,9 @@ static int loc_replaces(int op, double av, int32_t ai, double bv, int32_t bi) {
 static void pair_get(collie_dtype_t dt, const char *p, double *v, int32_t *idx) {
     float f;
     int32_t iv;
-    memcpy(&f, p, 4), memcpy(&iv, p, 4);
-    *v = dt == COLLIE_FLOAT32_INT32 ? (double)f : (double)iv;
-    if (dt == COLLIE_FLOAT64_INT32)
-        memcpy(v, p, 8);
+    memcpy(&f, p, 4), memcpy(&iv, p, 4), memcpy(v, p, 8);
+    if (dt != COLLIE_FLOAT64_INT32)
+        *v = dt == COLLIE_FLOAT32_INT32 ? (double)f : (double)iv;
     memcpy(idx, p + (dt == COLLIE_FLOAT64_INT32 ? 8 : 4), 4);
 }
 
@@ -277,7 +276,7 @@ enum { ALIAS_NONE, ALIAS_FIRST, ALIAS_LATER };
 #define MAX_SRC 24     /* 1..11 everywhere, plus a few larger counts of sources */
 
 struct rcase {
-    int op, nsrc, alias, later, shift;
+    int op, nsrc, alias, later, shift;   /* later: the source dst is when ALIAS_LATER */
     collie_dtype_t dt;
     size_t count;
     const char *isa;
@@ -370,14 +369,12 @@ static void sweep_isa(const char *isa) {
 }
 
 /* ---- hand-checked cases pinning the documented rules ------------------------------------ */
-struct pinned {
+static const struct {
     collie_dtype_t dt;
     int op, n;
     uint64_t in[3], want;
     const char *what;
-};
-
-static const struct pinned pins[] = {
+} pins[] = {
     { COLLIE_FLOAT32, COLLIE_OPID_MAX, 2, { 0x80000000u, 0 }, 0x80000000u, "max(-0, +0) is -0" },
     { COLLIE_FLOAT32, COLLIE_OPID_MIN, 2, { 0, 0x80000000u }, 0, "min(+0, -0) is +0" },
     { COLLIE_FLOAT32, COLLIE_OPID_MAX, 3, { 0x3F800000u, 0x7FC00123u, 0xFFC00456u }, 0x7FC00123u,
@@ -443,7 +440,8 @@ static void user_case(collie_op_t op, collie_dtype_t dt, int nsrc, size_t count,
         for (size_t i = 0; i < words; i++)
             buf[k][i] = (uint32_t)(rnd() % MOD);
     }
-    memcpy(want, buf[nsrc - 1], words * 4);      /* independent left-to-right product */
+    /* references: subtraction right to left, s0 - (s1 - (…)); matrices left to right */
+    memcpy(want, buf[nsrc - 1], words * 4);
     for (int k = nsrc - 2; k >= 0 && !is_matmul; k--)
         for (size_t i = 0; i < words; i++)
             want[i] = buf[k][i] - want[i];

@@ -1,0 +1,118 @@
+/*
+ * mpi_coll_bench.c — the MPI side of bench/compare.sh: times MPI_Allreduce / MPI_Reduce /
+ * MPI_Bcast exactly the way collie-bench times collie (warm-up, rank 0 picks an iteration
+ * count for ~100 ms and broadcasts it, a barrier, then `iters` back-to-back calls timed
+ * on each rank; a rank's time = elapsed / iters; avg/min/max over ranks), float64 sum,
+ * root 0, and prints the same columns.
+ *
+ *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
+ *                               [--max-bytes N] [--step-factor K] [--iters N]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opts {
+    const char *coll;
+    long min_bytes, max_bytes, factor, iters;
+} opts;
+
+static long parse_size(const char *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    return v;
+}
+
+static int parse(int argc, char **argv, opts *o) {
+    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0 };
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--coll"))
+            o->coll = argv[i + 1];
+        else if (!strcmp(argv[i], "--min-bytes"))
+            o->min_bytes = parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-bytes"))
+            o->max_bytes = parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--step-factor"))
+            o->factor = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--iters"))
+            o->iters = atol(argv[i + 1]);
+        else
+            return -1;
+    }
+    return strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast") ? -1 : 0;
+}
+
+static void one_call(const opts *o, double *in, double *out, int count) {
+    if (!strcmp(o->coll, "allreduce"))
+        MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(o->coll, "reduce"))
+        MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+        MPI_Bcast(in, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+static long decide_iters(const opts *o, double *in, double *out, int count) {
+    long iters = o->iters;
+    if (!iters) {
+        double t0 = MPI_Wtime();
+        int n = 0;
+        while (MPI_Wtime() - t0 < 0.01 && n < 1000) {
+            one_call(o, in, out, count);
+            n++;
+        }
+        double per = (MPI_Wtime() - t0) / n;
+        iters = (long)(0.1 / (per > 1e-9 ? per : 1e-9));
+        iters = iters < 10 ? 10 : iters > 10000 ? 10000 : iters;
+    }
+    MPI_Bcast(&iters, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    return iters;
+}
+
+static void bench_size(const opts *o, long bytes, int rank, int size, double *in, double *out) {
+    int count = (int)(bytes / 8);
+    for (int i = 0; i < 10; i++)
+        one_call(o, in, out, count);
+    long iters = decide_iters(o, in, out, count);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        one_call(o, in, out, count);
+    double us = (MPI_Wtime() - t0) / (double)iters * 1e6, sum, mn, mx;
+    MPI_Reduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&us, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&us, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%9ld %7d %8ld %8.2f %8.2f %8.2f %6.2f  mpi\n", (long)count * 8, count, iters,
+               sum / size, mn, mx, (double)count * 8 / (sum / size) / 1e3);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    opts o;
+    if (parse(argc, argv, &o) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
+                            "[--max-bytes N] [--step-factor K] [--iters N]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    double *in = malloc((size_t)o.max_bytes + 64), *out = malloc((size_t)o.max_bytes + 64);
+    for (long i = 0; i < o.max_bytes / 8; i++)
+        in[i] = out[i] = (double)(rank + i % 7);
+    if (rank == 0)
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum\n", o.coll, size);
+    for (long b = o.min_bytes; b <= o.max_bytes; b *= o.factor)
+        bench_size(&o, b, rank, size, in, out);
+    free(in);
+    free(out);
+    MPI_Finalize();
+    return 0;
+}
