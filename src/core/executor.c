@@ -118,10 +118,11 @@ int collie_exec_prepare(collie_request_t *req) {
 void collie_exec_restart(collie_request_t *req) {
     req->round = 0;
     req->ntrailing = 0;
-    for (uint32_t i = 0; i < req->progress_cap; i++) {
+    for (uint32_t i = 0; req->nstaged && i < req->progress_cap; i++) {
         free(req->staged[i]);
         req->staged[i] = NULL;
     }
+    req->nstaged = 0;
     memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
     req->blocked_peer = -1;
 }
@@ -146,6 +147,7 @@ static int stage(collie_request_t *req, const sched_op *op, uint32_t i) {
         return collie_fail(COLLIE_ERR_NOMEM, "cannot stage a message of %llu bytes",
                            (unsigned long long)op->bytes);
     memcpy(req->staged[i], local_ptr(req, req->sched.srcs[op->src]), op->bytes);
+    req->nstaged++;
     return COLLIE_OK;
 }
 
@@ -465,6 +467,6 @@ int collie_exec_progress(collie_request_t *req) {
         close_round(req);
     }
     if (moved)
-        req->last_progress_ns = collie_now_ns();
+        req->moves++;
     return st;
 }

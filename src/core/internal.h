@@ -39,6 +39,7 @@ struct collie_request {
     bool active;                    /* started and not finished */
     int status;                     /* last result (COLLIE_OK when finished) */
     uint32_t check;                 /* hash of the call, carried by every chunk */
+    uint32_t check_base;            /* the part of check fixed at planning time */
     uint32_t call_seq;
     collie_request_t *next;         /* in the team's queue */
     /* executor state */
@@ -56,7 +57,10 @@ struct collie_request {
     uint64_t direct_chunk_bytes;
     int blocked_peer;               /* the peer the last pass waited for */
     bool blocked_on_credit;
-    uint64_t last_progress_ns;
+    uint64_t moves;                 /* bumped by every progress call that moved data */
+    uint64_t seen_moves;            /* moves when last_progress_ns was taken */
+    uint64_t last_progress_ns;      /* when a waiter last saw progress (0: not yet) */
+    uint32_t nstaged;
     unsigned algo_generation;       /* collie_select_generation when planned (plan cache) */
 };
 

@@ -10,6 +10,8 @@
 #include "core/internal.h"
 #include "types/types.h"
 
+static uint32_t call_hash(const collie_request_t *req);
+
 static const collie_algorithm *choose(collie_coll_args *a) {
     collie_algo_params params;
     const char *name = collie_forced_algorithm(a->coll, &params);
@@ -61,6 +63,7 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     sched_init(&req->sched, a->rank, a->size, a->elem_size);
     req->algo->build(&req->sched, a);
     sched_finish(&req->sched);
+    req->check_base = call_hash(req);
     int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);
@@ -85,6 +88,15 @@ static uint32_t name_hash(const char *s) {
     return h;
 }
 
+/* Everything of a call that all ranks must agree on, except its sequence number. */
+static uint32_t call_hash(const collie_request_t *req) {
+    uint32_t h = mix(0x5EED, (uint64_t)req->args.coll);
+    h = mix(h, req->args.bytes);
+    h = mix(h, (uint64_t)req->args.root);
+    h = mix(h, name_hash(req->algo->name));
+    return mix(h, req->dtype);
+}
+
 int collie_start(collie_request_t *req) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "collie_start: request is NULL");
@@ -100,17 +112,11 @@ int collie_start(collie_request_t *req) {
                            collie_coll_name(req->args.coll));
     req->started = true;
     req->call_seq = team->coll_seq++;
-    uint32_t h = mix(0x5EED, (uint64_t)req->args.coll);
-    h = mix(h, req->call_seq);
-    h = mix(h, req->args.bytes);
-    h = mix(h, (uint64_t)req->args.root);
-    h = mix(h, name_hash(req->algo->name));
-    h = mix(h, req->dtype);
-    req->check = h;
+    req->check = mix(req->check_base, req->call_seq);
     collie_exec_restart(req);
     req->active = true;
     req->status = COLLIE_TIMEOUT;
-    req->last_progress_ns = collie_now_ns();
+    req->last_progress_ns = 0;
     req->next = NULL;
     if (team->tail)
         team->tail->next = req;
@@ -178,20 +184,36 @@ static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until
     return st;
 }
 
+/* Notes when the head request last moved; COLLIE_ERR_PEER once it has been still for the
+ * team's timeout. */
+static int watch_stall(collie_team_t *team, uint64_t now) {
+    collie_request_t *h = team->head;
+    if (!h)
+        return COLLIE_OK;
+    if (h->last_progress_ns == 0 || h->moves != h->seen_moves) {
+        h->last_progress_ns = now;
+        h->seen_moves = h->moves;
+        return COLLIE_OK;
+    }
+    if (team->timeout_ns && now - h->last_progress_ns > team->timeout_ns)
+        return silent_peer(team);
+    return COLLIE_OK;
+}
+
 int collie_test(collie_request_t *req, int timeout_ms) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
     collie_team_t *team = req->team;
+    int st = progress_queue(team, req);
+    if (st != COLLIE_TIMEOUT)
+        return st;
     uint64_t start = collie_now_ns(), last_check = start;
     uint64_t until = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int yields = 0;
     for (;;) {
-        int st = progress_queue(team, req);
-        if (st != COLLIE_TIMEOUT)
-            return st;
         uint64_t now = collie_now_ns();
-        if (team->timeout_ns && now - team->head->last_progress_ns > team->timeout_ns)
-            return silent_peer(team);
+        if ((st = watch_stall(team, now)) != COLLIE_OK)
+            return st;
         if (now - last_check > 100000000ull) {
             last_check = now;
             if ((st = check_blocked_peer(team)) != COLLIE_OK)
@@ -208,6 +230,8 @@ int collie_test(collie_request_t *req, int timeout_ms) {
         } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {
             return st;
         }
+        if ((st = progress_queue(team, req)) != COLLIE_TIMEOUT)
+            return st;
     }
 }
 
