@@ -129,15 +129,21 @@ void collie_exec_restart(collie_request_t *req) {
 
 /* ---- PUT ------------------------------------------------------------------------------ */
 
+/* The check word of one chunk: the call's hash and the message size. */
+static uint32_t chunk_check(const collie_request_t *req, uint64_t msg_bytes) {
+    uint32_t h = req->check ^ (uint32_t)msg_bytes ^ (uint32_t)(msg_bytes >> 32);
+    return h * 0x9E3779B1u;
+}
+
 static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_t msg_bytes,
                         uint64_t len) {
+    collie_slot_meta *m = collie_slot_meta_of(h);
     h->bytes = (uint32_t)len;
-    h->flags = 0;
-    h->check = req->check;
-    h->msg_bytes = msg_bytes;
-    h->call_bytes = req->args.bytes;
-    h->call_seq = req->call_seq;
-    h->coll = (uint8_t)req->args.coll;
+    h->check = chunk_check(req, msg_bytes);
+    m->msg_bytes = msg_bytes;
+    m->call_bytes = req->args.bytes;
+    m->call_seq = req->call_seq;
+    m->coll = (uint8_t)req->args.coll;
 }
 
 /* Copies the PUT's whole source to private memory; it is sent from there from now on. */
@@ -166,19 +172,23 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     bool wrote = false;
     while (*prog < n) {
         uint64_t s = tp->sent[q] + 1;
-        if (s > tp->nslots + atomic_load_explicit(&ch->consumed->value, memory_order_acquire))
-            break;
+        if (s > tp->nslots + tp->credit[q]) {   /* the cached credit is exhausted: re-read */
+            tp->credit[q] = atomic_load_explicit(&ch->consumed->value, memory_order_acquire);
+            if (s > tp->nslots + tp->credit[q])
+                break;
+        }
         collie_slot_hdr *h = collie_slot(tp, ch, s);
         uint64_t off = *prog * csize;
         uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
         fill_header(req, h, op->bytes, len);
         if (direct) {
-            h->flags = SLOT_DIRECT;
-            h->pid = (int32_t)getpid();
-            h->addr = (uint64_t)(uintptr_t)(src + off);
+            collie_slot_meta *m = collie_slot_meta_of(h);
+            h->bytes |= SLOT_DIRECT;
+            m->pid = (int32_t)getpid();
+            m->addr = (uint64_t)(uintptr_t)(src + off);
             req->last_seq[i] = s;
         } else if (len) {
-            memcpy(collie_slot_payload(h), src + off, len);
+            memcpy(collie_slot_payload(h, len), src + off, len);
         }
         atomic_store_explicit(&h->seq, s, memory_order_release);
         tp->sent[q] = s;
@@ -206,29 +216,32 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
 
 /* ---- REDUCE --------------------------------------------------------------------------- */
 
-static int mismatch(const collie_request_t *req, int peer, const collie_slot_hdr *h,
-                    uint64_t want_len, uint64_t got_len, uint64_t want_msg) {
+static int mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
+                    uint64_t want_len, uint64_t want_msg) {
+    const collie_slot_meta *m = collie_slot_meta_of(h);
     return collie_fail(COLLIE_ERR_MISMATCH,
                        "%s #%u (%llu bytes) got a message from rank %d of %s #%u (%llu bytes) "
-                       "holding %llu of %llu bytes where %llu of %llu were expected: ranks called "
+                       "holding %u of %llu bytes where %llu of %llu were expected: ranks called "
                        "different collectives, counts, types, roots or algorithms",
                        collie_coll_name(req->args.coll), req->call_seq,
-                       (unsigned long long)req->args.bytes, peer, collie_coll_name(h->coll),
-                       h->call_seq, (unsigned long long)h->call_bytes, (unsigned long long)got_len,
-                       (unsigned long long)h->msg_bytes, (unsigned long long)want_len,
+                       (unsigned long long)req->args.bytes, peer, collie_coll_name(m->coll),
+                       m->call_seq, (unsigned long long)m->call_bytes, h->bytes & ~SLOT_DIRECT,
+                       (unsigned long long)m->msg_bytes, (unsigned long long)want_len,
                        (unsigned long long)want_msg);
 }
 
-static int direct_read(int peer, const collie_slot_hdr *h, void *dst, uint64_t len) {
+static int direct_read(int peer, collie_slot_hdr *h, void *dst, uint64_t len) {
+    const collie_slot_meta *m = collie_slot_meta_of(h);
     struct iovec local = { dst, len };
-    struct iovec remote = { (void *)(uintptr_t)h->addr, len };
-    ssize_t got = process_vm_readv(h->pid, &local, 1, &remote, 1, 0);
+    struct iovec remote = { (void *)(uintptr_t)m->addr, len };
+    ssize_t got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
     if (got < 0 && errno == ESRCH)
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died before this rank read its "
-                           "message", peer, (int)h->pid);
+                           "message", peer, (int)m->pid);
     if (got != (ssize_t)len)
         return collie_fail(COLLIE_ERR_TRANSPORT, "single-copy read of %llu bytes from rank %d "
-                           "(pid %d, address %#llx) failed: %s", (unsigned long long)len, peer, (int)h->pid, (unsigned long long)h->addr,
+                           "(pid %d, address %#llx) failed: %s", (unsigned long long)len, peer,
+                           (int)m->pid, (unsigned long long)m->addr,
                            got < 0 ? strerror(errno) : "short read");
     return COLLIE_OK;
 }
@@ -269,16 +282,17 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
     char *dst = len ? local_ptr(req, op->dst) + off : NULL;
     bool copied = false;
     char *scratch = NULL;
+    uint32_t check = chunk_check(req, op->bytes);
     for (int k = 0; k < op->nsrc; k++) {
         if (srcs[k].buf != SBUF_IN) {
             ptrs[k] = len ? local_ptr(req, srcs[k]) + off : NULL;
             continue;
         }
         collie_slot_hdr *h = heads[k];
-        if (h->check != req->check || h->bytes != len || h->msg_bytes != op->bytes)
-            return mismatch(req, srcs[k].peer, h, len, h->bytes, op->bytes);
-        if (!(h->flags & SLOT_DIRECT)) {
-            ptrs[k] = collie_slot_payload(h);
+        if (h->check != check || (h->bytes & ~SLOT_DIRECT) != len)
+            return mismatch(req, srcs[k].peer, h, len, op->bytes);
+        if (!(h->bytes & SLOT_DIRECT)) {
+            ptrs[k] = collie_slot_payload(h, len);
             continue;
         }
         if (op->nsrc > 1 && !scratch && !(scratch = direct_scratch(req, op->nsrc)))

@@ -12,7 +12,7 @@ size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes) {
 }
 
 size_t collie_slot_stride(uint32_t slot_bytes) {
-    size_t s = sizeof(collie_slot_hdr) + slot_bytes;
+    size_t s = sizeof(collie_slot_hdr) + sizeof(collie_slot_meta) + slot_bytes;
     return (s + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1);
 }
 
@@ -35,7 +35,8 @@ int collie_channels_wire(collie_transport *tp, char *const *inboxes) {
     tp->from = calloc((size_t)n, sizeof *tp->from);
     tp->sent = calloc((size_t)n, sizeof *tp->sent);
     tp->received = calloc((size_t)n, sizeof *tp->received);
-    if (!tp->to || !tp->from || !tp->sent || !tp->received)
+    tp->credit = calloc((size_t)n, sizeof *tp->credit);
+    if (!tp->to || !tp->from || !tp->sent || !tp->received || !tp->credit)
         return COLLIE_ERR_NOMEM;
     for (int p = 0; p < n; p++) {
         tp->to[p] = channel_in(inboxes[p], n, tp->rank, chan_bytes);
@@ -49,6 +50,8 @@ void collie_channels_free(collie_transport *tp) {
     free(tp->from);
     free(tp->sent);
     free(tp->received);
+    free(tp->credit);
+    tp->credit = NULL;
     tp->to = tp->from = NULL;
     tp->sent = tp->received = NULL;
 }

@@ -6,13 +6,14 @@
  * 64-byte header and `slot_bytes` of payload.  The sender p writes message chunk number
  * s (s = 1, 2, …, never reset) into slot (s-1) % nslots: payload first, then the header's
  * `seq` = s with release ordering — the notification.  q waits until seq == s (acquire),
- * consumes the payload in place (reduces straight out of it), then publishes
+ * consumes the payload in place (reduces straight out of it; payloads of at most 48 bytes
+ * sit in the header's own cache line), then publishes
  * `consumed` = s (release), which returns the slot to p (credit).  Both counters only grow,
  * so there is no reset race.  Whoever changes something another rank may sleep on calls
  * `ops->wake(peer)`.
  *
  * Large chunks may go single-copy: instead of a payload, the sender writes a descriptor
- * (flags SLOT_DIRECT, its pid and the address of the data) and the receiver reads the
+ * (SLOT_DIRECT in `bytes`, its pid and the address of the data in the meta line) and the receiver reads the
  * sender's memory with process_vm_readv; the sender must not reuse that memory until the
  * receiver's `consumed` counter has passed the chunk.
  */
@@ -26,22 +27,31 @@
 
 #define COLLIE_CACHELINE 64
 
-enum { SLOT_DIRECT = 1 };
+/* Bit of collie_slot_hdr.bytes: the chunk is a single-copy descriptor (see meta). */
+#define SLOT_DIRECT 0x80000000u
+#define SLOT_INLINE_BYTES 48
 
+/* The first cache line of a slot: the notification, and small payloads inline, so a small
+ * message costs the receiver one cache line. */
 typedef struct collie_slot_hdr {
     _Atomic uint64_t seq;   /* chunk number on this channel, stored last (release) */
-    uint32_t bytes;         /* payload bytes of this chunk */
-    uint32_t flags;         /* SLOT_DIRECT */
-    uint32_t check;         /* hash identifying the call: mismatches are detected */
+    uint32_t check;         /* hash of the call and the message size: mismatches show */
+    uint32_t bytes;         /* payload bytes of this chunk (| SLOT_DIRECT) */
+    char inline_data[SLOT_INLINE_BYTES];
+} collie_slot_hdr;
+_Static_assert(sizeof(collie_slot_hdr) == COLLIE_CACHELINE, "slot header is one cache line");
+
+/* The second cache line: read only for single-copy chunks and to explain a mismatch. */
+typedef struct collie_slot_meta {
     int32_t pid;            /* SLOT_DIRECT: sender's pid */
+    uint32_t call_seq;      /* the sender's collective number on the team */
     uint64_t addr;          /* SLOT_DIRECT: address of the data in the sender */
     uint64_t msg_bytes;     /* bytes of the whole message this chunk belongs to */
     uint64_t call_bytes;    /* bytes of the sender's call (count * element size) */
-    uint32_t call_seq;      /* the sender's collective number on the team */
     uint8_t coll;           /* the sender's collective (enum collie_coll) */
-    char pad[COLLIE_CACHELINE - 53];
-} collie_slot_hdr;
-_Static_assert(sizeof(collie_slot_hdr) == COLLIE_CACHELINE, "slot header is one cache line");
+    char pad[COLLIE_CACHELINE - 33];
+} collie_slot_meta;
+_Static_assert(sizeof(collie_slot_meta) == COLLIE_CACHELINE, "slot meta is one cache line");
 
 /* A counter alone on its cache line. */
 typedef struct collie_counter {
@@ -82,6 +92,7 @@ typedef struct collie_transport {
     collie_channel *from;        /* [size]: channel p -> me (in my memory) */
     uint64_t *sent;              /* [size]: chunks written to q so far */
     uint64_t *received;          /* [size]: chunks consumed from p so far */
+    uint64_t *credit;            /* [size]: last seen `consumed` of channel me -> q */
     bool shared_memory;          /* peers can read each other's memory (flat algorithms) */
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
@@ -93,7 +104,13 @@ static inline collie_slot_hdr *collie_slot(const collie_transport *tp, const col
                                            uint64_t seq) {
     return (collie_slot_hdr *)(ch->slots + ((seq - 1) % tp->nslots) * tp->slot_stride);
 }
-static inline void *collie_slot_payload(collie_slot_hdr *h) { return (char *)h + sizeof *h; }
+static inline collie_slot_meta *collie_slot_meta_of(collie_slot_hdr *h) {
+    return (collie_slot_meta *)(h + 1);
+}
+/* Where a chunk of `len` payload bytes lives in its slot. */
+static inline void *collie_slot_payload(collie_slot_hdr *h, uint64_t len) {
+    return len <= SLOT_INLINE_BYTES ? (void *)h->inline_data : (void *)((char *)h + 2 * COLLIE_CACHELINE);
+}
 
 /* Memory layout shared by transports that lay out channels themselves. */
 size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes);
