@@ -19,30 +19,62 @@ extern const collie_algorithm collie_algo_allreduce_recursive_doubling;
 extern const collie_algorithm collie_algo_allreduce_rabenseifner;
 extern const collie_algorithm collie_algo_allreduce_ring;
 extern const collie_algorithm collie_algo_allreduce_flat;
+extern const collie_algorithm collie_algo_allreduce_pairwise_exchange;
+extern const collie_algorithm collie_algo_allreduce_binomial;
+extern const collie_algorithm collie_algo_allreduce_bruck;
+extern const collie_algorithm collie_algo_allreduce_dissemination;
 extern const collie_algorithm collie_algo_reduce_binomial;
 extern const collie_algorithm collie_algo_reduce_flat;
 extern const collie_algorithm collie_algo_bcast_binomial;
 extern const collie_algorithm collie_algo_bcast_flat;
+extern const collie_algorithm collie_algo_bcast_linear;
+extern const collie_algorithm collie_algo_bcast_binary_tree;
+extern const collie_algorithm collie_algo_bcast_scatter_allgather;
+extern const collie_algorithm collie_algo_bcast_chain;
 extern const collie_algorithm collie_algo_barrier_dissemination;
 extern const collie_algorithm collie_algo_barrier_flat;
+extern const collie_algorithm collie_algo_allreduce_nway_dissemination;
+extern const collie_algorithm collie_algo_barrier_nway_dissemination;
+extern const collie_algorithm collie_algo_allreduce_binary_blocks;
+extern const collie_algorithm collie_algo_allreduce_ring_pipelined;
+extern const collie_algorithm collie_algo_reduce_rabenseifner;
+extern const collie_algorithm collie_algo_reduce_binary_blocks;
+extern const collie_algorithm collie_algo_reduce_ring;
+extern const collie_algorithm collie_algo_reduce_binary_tree;
 
 static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_recursive_doubling,
     &collie_algo_allreduce_rabenseifner,
     &collie_algo_allreduce_ring,
     &collie_algo_allreduce_flat,
+    &collie_algo_allreduce_pairwise_exchange,
+    &collie_algo_allreduce_binomial,
+    &collie_algo_allreduce_bruck,
+    &collie_algo_allreduce_dissemination,
+    &collie_algo_allreduce_binary_blocks,
+    &collie_algo_allreduce_ring_pipelined,
+    &collie_algo_allreduce_nway_dissemination,
 };
 static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binomial,
     &collie_algo_reduce_flat,
+    &collie_algo_reduce_rabenseifner,
+    &collie_algo_reduce_binary_blocks,
+    &collie_algo_reduce_ring,
+    &collie_algo_reduce_binary_tree,
 };
 static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binomial,
     &collie_algo_bcast_flat,
+    &collie_algo_bcast_linear,
+    &collie_algo_bcast_binary_tree,
+    &collie_algo_bcast_scatter_allgather,
+    &collie_algo_bcast_chain,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,
     &collie_algo_barrier_flat,
+    &collie_algo_barrier_nway_dissemination,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,50 +1,11 @@
 /*
- * symbolic.h — a verifier for schedules, independent of the library's executor.
- *
- * It runs the schedules of all P ranks of one call together.  Every element of every
- * buffer holds a hash-consed symbolic expression: a leaf is "the input of rank r at
- * element i", a node is an n-ary REDUCE of child expressions in operand order (a
- * one-source REDUCE is a copy, not a node).  Messages queue per ordered pair (p, q);
- * every rank runs its rounds in order (the PUTs of a round go out when it starts, its
- * REDUCEs run as their incoming messages arrive, it ends when all are done).
- *
- * Reported (first problem wins; the message names algorithm, collective, P, count,
- * element size, root, in place, commutativity, then rank / round / element):
- *   - builder errors, bad peers, offsets or sizes not multiples of the element size,
- *     accesses beyond SEND/RECV (count·elem bytes) or TMP (tmp_bytes);
- *   - writes to SBUF_SEND; any SBUF_SEND access in bcast; SBUF_RECV on non-root ranks of
- *     reduce (writes always; reads unless in place, when RECV is the input);
- *   - intra-round hazards: an op writing bytes another op of the round reads or writes
- *     (SEND aliases RECV in place); a REDUCE whose dst partially overlaps its own source;
- *   - reading undefined data (uninitialised RECV/TMP, sending it);
- *   - message size mismatches, deadlock (no rank can advance), messages never consumed;
- *   - results: allreduce — on every rank every element is one expression with every
- *     rank's leaf of that element exactly once (non-commutative: in rank order 0…P-1 by
- *     in-order traversal; idempotent: at least once), and the same expression id on all
- *     ranks (bitwise identical); reduce — the root's result likewise; bcast — every rank
- *     holds the root's leaf at every element;
- *   - causality: barrier — every rank has (transitively) heard from every rank when it
- *     completes; allreduce (count > 0) likewise; reduce (count > 0) — the root from every
- *     rank; bcast (count > 0) — every rank from the root.
+ * symbolic.h — the tests' name for the symbolic schedule verifier, which now lives in the
+ * library as src/sim/verify.h (collie-sim verify uses it too): sym_verify, sym_run and
+ * sym_describe are declared there.
  */
 #ifndef COLLIE_TEST_SYMBOLIC_H
 #define COLLIE_TEST_SYMBOLIC_H
 
-#include <stddef.h>
-#include "algorithms/algorithm.h"
-#include "schedule/schedule.h"
-
-/* Builds every rank's schedule with alg for args (args->rank is ignored) and verifies
- * them.  0 when all is well, else -1 with the first problem in err. */
-int sym_verify(const collie_algorithm *alg, const collie_coll_args *args, char *err,
-               size_t errsz);
-
-/* Verifies given schedules, scheds[r] for rank r = 0 … args->size-1; name is used in
- * messages. */
-int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
-            char *err, size_t errsz);
-
-/* A compact description of the call for messages: "ring allreduce P=5 count=7 ...". */
-void sym_describe(const char *name, const collie_coll_args *args, char *out, size_t outsz);
+#include "sim/verify.h"
 
 #endif

@@ -1,6 +1,6 @@
-/* support_symbolic_checks.c — the verifier's static checks (operations, bounds, access
- * rules, intra-round hazards) and result checks (values, causality); see symbolic.h. */
-#include "symbolic_impl.h"
+/* verify_checks.c — the verifier's static checks (operations, bounds, access
+ * rules, intra-round hazards) and result checks (values, causality); see verify.h. */
+#include "sim/verify_impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>

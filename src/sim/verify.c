@@ -1,6 +1,6 @@
-/* support_symbolic.c — the symbolic schedule verifier: setting up the team, running all
- * ranks' schedules together, entry points (see symbolic.h). */
-#include "symbolic_impl.h"
+/* verify.c — the symbolic schedule verifier: setting up the team, running all
+ * ranks' schedules together, entry points (see verify.h). */
+#include "sim/verify_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@ static uint32_t *alloc_vals(uint64_t bytes, size_t es) {
     return sym_xcalloc((size_t)((bytes + es - 1) / es), sizeof(uint32_t));
 }
 
-/* Initial memory and access rules of one rank (see symbolic.h). */
+/* Initial memory and access rules of one rank (see verify.h). */
 static void setup_rank(sym_sim *m, int r, const collie_schedule *s) {
     const collie_coll_args *a = m->a;
     sym_rank *rs = &m->ranks[r];

@@ -1,21 +1,21 @@
 /*
- * symbolic_impl.h — internals of the symbolic schedule verifier (symbolic.h), shared by
- * support_symbolic.c (running), support_symbolic_checks.c (static and result checks) and
- * support_symbolic_expr.c (hash-consed expressions).
+ * verify_impl.h — internals of the symbolic schedule verifier (verify.h), shared by
+ * verify.c (running), verify_checks.c (static and result checks) and
+ * verify_expr.c (hash-consed expressions).
  */
-#ifndef COLLIE_TEST_SYMBOLIC_IMPL_H
-#define COLLIE_TEST_SYMBOLIC_IMPL_H
+#ifndef COLLIE_SIM_VERIFY_IMPL_H
+#define COLLIE_SIM_VERIFY_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "symbolic.h"
+#include "sim/verify.h"
 
 #define SYM_UNDEF 0u            /* the expression id of undefined memory */
 
 void *sym_xrealloc(void *p, size_t n);
 void *sym_xcalloc(size_t n, size_t size);
 
-/* ---- hash-consed expressions (support_symbolic_expr.c) ------------------------------ */
+/* ---- hash-consed expressions (verify_expr.c) ------------------------------ */
 typedef struct sym_node {
     uint64_t hash;
     uint32_t first, n;      /* children kids[first … first+n); n == 0: a leaf */
@@ -92,7 +92,7 @@ bool sym_fail(sym_sim *m, int rank, long round, long elem, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 const char *sym_buf_name(int buf);
 
-/* support_symbolic_checks.c */
+/* verify_checks.c */
 bool sym_check_static(sym_sim *m, int rank);     /* operations, bounds, hazards */
 bool sym_check_results(sym_sim *m);              /* results and causality */
 

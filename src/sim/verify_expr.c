@@ -1,5 +1,5 @@
-/* support_symbolic_expr.c — hash-consed symbolic expressions for the verifier. */
-#include "symbolic_impl.h"
+/* verify_expr.c — hash-consed symbolic expressions for the verifier. */
+#include "sim/verify_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,131 @@
+/* canonical_pieces.c — partial results as canonical tree nodes (see the header). */
+#include <stdlib.h>
+#include "collie.h"
+#include "algorithms/canonical_pieces.h"
+#include "algorithms/patterns_butterfly.h"
+
+static int find(const cp_state *st, int a, int e) {
+    for (int i = 0; i < st->nheld; i++)
+        if (st->held[i].a == a && st->held[i].e == e)
+            return i;
+    return -1;
+}
+
+static bool add(cp_state *st, int a, int e, int slot) {
+    if (st->nheld == st->cap) {
+        int cap = st->cap ? 2 * st->cap : 16;
+        cp_node *h = realloc(st->held, (size_t)cap * sizeof *h);
+        if (!h) {
+            st->s->error = COLLIE_ERR_NOMEM;
+            return false;
+        }
+        st->held = h;
+        st->cap = cap;
+    }
+    cp_node n = { a, e, slot };
+    st->held[st->nheld++] = n;
+    return true;
+}
+
+static sched_ref ref_of(const cp_state *st, int slot) {
+    if (slot < 0)
+        return sched_at(SBUF_SEND, 0);
+    return sched_at(SBUF_TMP, (uint64_t)slot * st->a->bytes);
+}
+
+static int new_slot(cp_state *st) {
+    int slot = st->nslots++;
+    sched_need_tmp(st->s, (uint64_t)st->nslots * st->a->bytes);
+    return slot;
+}
+
+bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a) {
+    st->s = s;
+    st->a = a;
+    st->held = NULL;
+    st->nheld = st->cap = st->nslots = 0;
+    st->done = false;
+    return add(st, a->rank, a->rank + 1, -1);
+}
+
+void cp_free(cp_state *st) {
+    free(st->held);
+    st->held = NULL;
+}
+
+void cp_send(cp_state *st, int peer, int first, int len) {
+    int p = st->a->size, n = pbf_cyclic_npieces(first, len, p);
+    for (int i = 0; i < n; i++) {
+        int a, e;
+        pbf_cyclic_piece(first, len, p, i, &a, &e);
+        int h = find(st, a, e);
+        if (h < 0) {
+            st->s->error = COLLIE_ERR_INTERNAL;   /* a builder bug: sending what it lacks */
+            return;
+        }
+        sched_put(st->s, peer, ref_of(st, st->held[h].slot), st->a->bytes);
+    }
+}
+
+/* A piece already held (dissemination's overlap) still arrives: it lands in a slot of
+ * its own and is dropped — its value is the held one. */
+void cp_recv(cp_state *st, int peer, int first, int len) {
+    int p = st->a->size, n = pbf_cyclic_npieces(first, len, p);
+    for (int i = 0; i < n; i++) {
+        int a, e, slot = new_slot(st);
+        pbf_cyclic_piece(first, len, p, i, &a, &e);
+        sched_recv(st->s, peer, ref_of(st, slot), st->a->bytes);
+        if (find(st, a, e) < 0 && !add(st, a, e, slot))
+            return;
+    }
+}
+
+/* The parent of held node i when both its children are held and it is not; -1 else. */
+static int mergeable(const cp_state *st, int i, int *pa, int *mid, int *pe) {
+    const cp_node *n = &st->held[i];
+    pbf_node_parent(n->a, n->e, st->a->size, pa, mid, pe);
+    if (*pa < 0 || *pa != n->a || find(st, *pa, *pe) >= 0)
+        return -1;
+    return find(st, *mid, *pe);
+}
+
+static void merge_into(cp_state *st, int left, int right, sched_ref dst) {
+    sched_ref srcs[2] = { ref_of(st, st->held[left].slot), ref_of(st, st->held[right].slot) };
+    sched_reduce(st->s, dst, srcs, 2, st->a->bytes);
+}
+
+/* One local round: every parent whose children were held before it; false if none.
+ * The root gets a round of its own (it writes RECV, which may alias the input). */
+static bool merge_round(cp_state *st) {
+    int before = st->nheld, nmerged = 0;
+    sched_round_begin(st->s);
+    for (int i = 0; i < before && !st->done; i++) {
+        int pa, mid, pe, right = mergeable(st, i, &pa, &mid, &pe);
+        if (right < 0 || right >= before)
+            continue;
+        bool root = pa == 0 && pe == st->a->size;
+        if (root && nmerged > 0)
+            continue;
+        if (root) {
+            merge_into(st, i, right, sched_at(SBUF_RECV, 0));
+            st->done = true;
+            return true;
+        }
+        int slot = new_slot(st);
+        merge_into(st, i, right, ref_of(st, slot));
+        if (!add(st, pa, pe, slot))
+            return false;
+        nmerged++;
+    }
+    return nmerged > 0;
+}
+
+void cp_merge(cp_state *st) {
+    while (!st->done && merge_round(st))
+        ;
+}
+
+void cp_finish_single(cp_state *st) {
+    sched_copy(st->s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), st->a->bytes);
+    st->done = true;
+}

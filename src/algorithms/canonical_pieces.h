@@ -1,0 +1,44 @@
+/*
+ * canonical_pieces.h — schedule building for allreduce algorithms whose ranks exchange
+ * partial results over cyclic rank ranges (Bruck, dissemination).  Such algorithms give
+ * every rank a differently associated (rotated) result; here a partial result is instead
+ * held and sent as its canonical pieces (patterns_butterfly.h: nodes of one fixed binary
+ * tree over the ranks), and a rank combines two sibling nodes into their parent as soon
+ * as it holds both.  Every node has the same expression on every rank, the final result
+ * is the root [0, P): exactly once, in rank order, bitwise identical everywhere.
+ * The price: a range is sent as up to ~2·lg P pieces (one PUT of n bytes each), and merging
+ * takes local rounds after each communication round.
+ */
+#ifndef COLLIE_CANONICAL_PIECES_H
+#define COLLIE_CANONICAL_PIECES_H
+
+#include "algorithms/algorithm.h"
+
+typedef struct cp_node {
+    int a, e;           /* ranks [a, e) */
+    int slot;           /* TMP slot, -1 = the rank's input in SEND */
+} cp_node;
+
+typedef struct cp_state {
+    collie_schedule *s;
+    const collie_coll_args *a;
+    cp_node *held;
+    int nheld, cap, nslots;
+    bool done;          /* the root has been written to RECV */
+} cp_state;
+
+/* Starts with the rank's own input as node [rank, rank+1).  false on allocation failure. */
+bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a);
+void cp_free(cp_state *st);
+/* In the current round: PUT the pieces of the cyclic range (first, len) to peer (every
+ * piece must be held: the builder sends only what it has). */
+void cp_send(cp_state *st, int peer, int first, int len);
+/* In the current round: receive the pieces of (first, len) from peer into new slots. */
+void cp_recv(cp_state *st, int peer, int first, int len);
+/* After a communication round: local rounds combining held siblings into parents; the
+ * root goes to RECV (in a round of its own). */
+void cp_merge(cp_state *st);
+/* P = 1: copy the input. */
+void cp_finish_single(cp_state *st);
+
+#endif

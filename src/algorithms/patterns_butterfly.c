@@ -1,0 +1,119 @@
+/* patterns_butterfly.c — index math of the butterfly-like algorithms (see the header). */
+#include "algorithms/patterns_butterfly.h"
+#include "algorithms/patterns.h"
+
+/* ---- pairwise exchange -------------------------------------------------------------- */
+
+int pbf_pe_leftover(int p) { return p - pat_pow2_floor(p); }
+
+int pbf_pe_fold_partner(int rank, int p) {
+    int p2 = pat_pow2_floor(p), q = p - p2;
+    if (rank < q)
+        return p2 + rank;
+    if (rank >= p2)
+        return rank - p2;
+    return -1;
+}
+
+bool pbf_pe_block_has_leftover(int rank, int step, int p) {
+    int first = (rank >> step) << step;
+    return first < pbf_pe_leftover(p);
+}
+
+/* ---- canonical partial results -------------------------------------------------------- */
+
+static int min_int(int x, int y) { return x < y ? x : y; }
+
+int pbf_node_end(int a, int b, int p) {
+    int best = a + 1;
+    for (int l = 1; l < 31 && (a % (1 << l)) == 0 && (1 << (l - 1)) < p; l++) {
+        int e = min_int(a + (1 << l), p);
+        if (e > b)
+            break;
+        best = e;
+    }
+    return best;
+}
+
+static int linear_npieces(int a, int b, int p) {
+    int n = 0;
+    while (a < b) {
+        a = pbf_node_end(a, b, p);
+        n++;
+    }
+    return n;
+}
+
+int pbf_cyclic_npieces(int first, int len, int p) {
+    int end = first + len;
+    if (end <= p)
+        return linear_npieces(first, end, p);
+    return linear_npieces(first, p, p) + linear_npieces(0, end - p, p);
+}
+
+void pbf_cyclic_piece(int first, int len, int p, int i, int *a, int *e) {
+    int end = first + len, hi = end <= p ? end : p;
+    int lo = first;
+    if (i >= linear_npieces(first, hi, p)) {
+        i -= linear_npieces(first, hi, p);
+        lo = 0;
+        hi = end - p;
+    }
+    for (;;) {
+        int next = pbf_node_end(lo, hi, p);
+        if (i-- == 0) {
+            *a = lo;
+            *e = next;
+            return;
+        }
+        lo = next;
+    }
+}
+
+void pbf_node_parent(int a, int e, int p, int *pa, int *mid, int *pe) {
+    for (int l = 1; l < 31; l++) {
+        int start = (a >> l) << l, end = min_int(start + (1 << l), p);
+        int half = start + (1 << (l - 1));
+        if (end < e || (start == a && end == e) || half >= end)
+            continue;                               /* the same node, or a trivial block */
+        *pa = start;
+        *mid = half;
+        *pe = end;
+        return;
+    }
+    *pa = *mid = *pe = -1;
+}
+
+/* ---- Bruck ------------------------------------------------------------------------------ */
+
+int pbf_bruck_rounds(int n, int p) {
+    int k = 0;
+    for (long long x = p - 1; x > 0; x /= n + 1)
+        k++;
+    return k;
+}
+
+int pbf_bruck_digit(int n, int p, int round) {
+    int k = pbf_bruck_rounds(n, p);
+    long long x = p - 1;
+    for (int i = 0; i < k - 1 - round; i++)
+        x /= n + 1;
+    return (int)(x % (n + 1));
+}
+
+int pbf_bruck_count(int n, int p, int round) {
+    long long c = 0;
+    for (int t = 0; t < round; t++)
+        c = (n + 1) * c + pbf_bruck_digit(n, p, t);
+    return (int)c;
+}
+
+int pbf_bruck_peer(int n, int p, int round, int m, int *len) {
+    int alpha = pbf_bruck_digit(n, p, round), c = pbf_bruck_count(n, p, round);
+    if (m < alpha) {
+        *len = c + 1;
+        return (m + 1) * (c + 1);
+    }
+    *len = c;
+    return alpha * (c + 1) + (m - alpha + 1) * c;
+}

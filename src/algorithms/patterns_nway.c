@@ -1,0 +1,295 @@
+/* patterns_nway.c — index math of the n-way dissemination; see patterns_nway.h. */
+#include "algorithms/patterns_nway.h"
+
+#include <stdlib.h>
+
+static long long ipow(long long b, int e) {
+    long long r = 1;
+    for (int i = 0; i < e; i++)
+        r *= b;
+    return r;
+}
+
+static int mod(long long a, int P) {
+    long long r = a % P;
+    return (int)(r < 0 ? r + P : r);
+}
+
+int nway_rounds(int n, int P) {
+    int k = 0;
+    for (long long w = 1; w < P; w *= n + 1)
+        k++;
+    return k;
+}
+
+long long nway_boundary_size(int n, int l, int j) {
+    return l == 0 ? 1 : (long long)(j + 1) * ipow(n + 1, l - 1);
+}
+
+const char *nway_case_name(int kase) {
+    static const char *const names[] = { "exact", "case 1", "case 2", "case 3",
+                                         "case 4", "case 5", "base border" };
+    return kase >= 0 && kase <= NWAY_BASE ? names[kase] : "not adaptable";
+}
+
+/* ---- the 5-tuple search (canonical order: exact, 3, 4, base border, 5, 2, 1) ---------- */
+
+static bool set(nway_plan *pl, int kase, int s, int ls, int js, int lr, int jr, long long A,
+                long long B) {
+    long long P = (long long)(s - 1) * pl->M + A + pl->M - B;
+    if (P != pl->P)
+        return false;
+    pl->kase = kase;
+    pl->s = s, pl->lsnd = ls, pl->jsnd = js, pl->lrcv = lr, pl->jrcv = jr;
+    pl->full = s - 1;
+    pl->send_part = A;
+    pl->drop_part = B;
+    return true;
+}
+
+/* Cases 3 and 4: P = s·M (s-1 whole windows), P = s·M + j (sender s: newest j ranks). */
+static bool find_simple(nway_plan *pl) {
+    int n = pl->n;
+    for (int s = 2; s <= n; s++)
+        if (set(pl, NWAY_CASE3, s, 0, 0, 0, 0, 0, 0))
+            return true;
+    for (int s = 1; s <= n; s++)
+        for (int j = 1; j <= n && j <= pl->M; j++)
+            if (set(pl, NWAY_CASE4, s, 1, j, 0, 0, j, 0))
+                return true;
+    return false;
+}
+
+/* Base border (B = 0) and case 5 (B = 1): sender s sends up to g^s_l[j]. */
+static bool find_sender_boundary(nway_plan *pl, int kase, long long B) {
+    int n = pl->n, lmin = kase == NWAY_BASE ? 1 : 2;
+    for (int s = 1; s <= n; s++)
+        for (int l = lmin; l < pl->k; l++)
+            for (int j = 1; j <= n; j++) {
+                long long A = nway_boundary_size(n, l, j);
+                if (A > n && set(pl, kase, s, l, j, 0, 0, A, B))
+                    return true;
+            }
+    return false;
+}
+
+/* Cases 2 (l_snd = 0: own data) and 1 (both boundaries). */
+static bool find_receiver_boundary(nway_plan *pl, bool own) {
+    int n = pl->n;
+    for (int s = 1; s <= n; s++)
+        for (int lr = 1; lr < pl->k; lr++)
+            for (int jr = 1; jr <= n; jr++) {
+                long long B = nway_boundary_size(n, lr, jr);
+                if (own && set(pl, NWAY_CASE2, s, 0, 0, lr, jr, 1, B))
+                    return true;
+                for (int ls = 1; !own && ls < pl->k; ls++)
+                    for (int js = 1; js <= n; js++)
+                        if (set(pl, NWAY_CASE1, s, ls, js, lr, jr, nway_boundary_size(n, ls, js),
+                                B))
+                            return true;
+            }
+    return false;
+}
+
+bool nway_plan_make(int n, int P, nway_plan *pl) {
+    pl->n = n, pl->P = P;
+    pl->k = nway_rounds(n, P);
+    pl->M = pl->k ? ipow(n + 1, pl->k - 1) : 0;
+    pl->kase = NWAY_NONE;
+    pl->s = pl->lsnd = pl->lrcv = pl->jsnd = pl->jrcv = 0;
+    pl->full = 0, pl->send_part = 0, pl->drop_part = 0;
+    if (n < 1 || n > NWAY_MAX_N || P < 1)
+        return false;
+    if (P == 1 || (long long)P == pl->M * (n + 1)) {
+        pl->kase = NWAY_EXACT;
+        pl->s = n, pl->full = P == 1 ? 0 : n;
+        return true;
+    }
+    return find_simple(pl) || find_sender_boundary(pl, NWAY_BASE, 0) ||
+           find_sender_boundary(pl, NWAY_CASE5, 1) || find_receiver_boundary(pl, true) ||
+           find_receiver_boundary(pl, false);
+}
+
+int nway_default_n(int P) {
+    nway_plan pl;
+    int limit = P - 1 < NWAY_MAX_N ? P - 1 : NWAY_MAX_N;
+    if (nway_plan_make(2, P, &pl) || nway_plan_make(3, P, &pl) || nway_plan_make(1, P, &pl))
+        return pl.n;
+    for (int n = 4; n <= limit; n++)
+        if (nway_plan_make(n, P, &pl))
+            return n;
+    return 2;
+}
+
+/* ---- peers ---------------------------------------------------------------------------- */
+
+int nway_to(int rank, int l, int i, int n, int P) {
+    return mod(rank + (long long)i * ipow(n + 1, l - 1), P);
+}
+
+int nway_from(int rank, int l, int j, int n, int P) {
+    return mod(rank - (long long)j * ipow(n + 1, l - 1), P);
+}
+
+int nway_last_peers(const nway_plan *pl) {
+    return pl->full + (pl->send_part > 0);
+}
+
+/* ---- the canonical tree ----------------------------------------------------------------- */
+
+/* The least h with [lo, lo+len) = block (h, lo / b^h); -1 if none. */
+static int node_level(int n, int P, int lo, int len) {
+    if (lo < 0 || len < 1 || lo + len > P)
+        return -1;
+    long long bh = 1;
+    for (int h = 0; lo % bh == 0; h++, bh *= n + 1) {
+        long long want = bh < P - lo ? bh : P - lo;
+        if (len == want)
+            return h;
+        if (bh >= P)
+            break;
+    }
+    return -1;
+}
+
+bool nway_is_node(int n, int P, int lo, int len) {
+    return node_level(n, P, lo, len) >= 0;
+}
+
+int nway_children(int n, int P, nway_range node, nway_range *kids) {
+    int h = node_level(n, P, node.lo, node.len);
+    if (h < 1)
+        return 0;
+    int c = (int)ipow(n + 1, h - 1), nk = 0, end = node.lo + node.len;
+    for (int x = node.lo; x < end; x += c) {
+        kids[nk].lo = x;
+        kids[nk++].len = end - x < c ? end - x : c;
+    }
+    return nk;
+}
+
+/* Greedy maximal cover of the linear range [lo, lo+len) by T-nodes, appended to out. */
+static int cover(int n, int P, int lo, int len, nway_range *out) {
+    int cnt = 0, end = lo + len;
+    for (int x = lo; x < end;) {
+        int best = 1;
+        for (long long bh = n + 1; x % bh == 0; bh *= n + 1) {
+            long long sz = bh < P - x ? bh : P - x;
+            if (x + sz > end)
+                break;
+            best = (int)sz;
+            if (bh >= P)
+                break;
+        }
+        out[cnt].lo = x;
+        out[cnt++].len = best;
+        x += best;
+    }
+    return cnt;
+}
+
+static void add_split(long long *splits, int *ns, long long off, long long w) {
+    if (off <= 0 || off >= w)
+        return;
+    for (int i = 0; i < *ns; i++)
+        if (splits[i] == off)
+            return;
+    int i = *ns;
+    while (i > 0 && splits[i - 1] > off) {
+        splits[i] = splits[i - 1];
+        i--;
+    }
+    splits[i] = off;
+    (*ns)++;
+}
+
+int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
+    long long w = ipow(pl->n + 1, l);
+    int start = mod(rank - w + 1, pl->P), ns = 0, cnt = 0;
+    long long splits[5];
+    add_split(splits, &ns, mod(-(long long)start, pl->P), w);
+    add_split(splits, &ns, w - pl->send_part, w);
+    add_split(splits, &ns, w - pl->drop_part, w);
+    splits[ns] = w;
+    long long prev = 0;
+    for (int i = 0; i <= ns; i++) {
+        cnt += cover(pl->n, pl->P, mod(start + prev, pl->P), (int)(splits[i] - prev), out + cnt);
+        prev = splits[i];
+    }
+    return cnt;
+}
+
+int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c) {
+    nway_range *p = malloc(sizeof *p * (size_t)(ipow(pl->n + 1, l) + 1));
+    int np = p ? nway_pieces(pl, rank, l, p) : 0, found = -1;
+    long long sum = 0;
+    for (int i = np - 1; i >= 0 && sum < c; i--) {
+        sum += p[i].len;
+        if (sum == c)
+            found = np - i;
+    }
+    free(p);
+    return c == 0 ? 0 : found;
+}
+
+/* ---- merge plans ---------------------------------------------------------------------- */
+
+typedef struct merge_ctx {
+    int n, P;
+    const nway_range *have;   /* sorted by lo */
+    int nhave;
+    nway_range *form;
+    int *depth, nform;
+} merge_ctx;
+
+static bool in_have(const merge_ctx *m, nway_range r) {
+    int lo = 0, hi = m->nhave;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (m->have[mid].lo < r.lo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nhave && m->have[lo].lo == r.lo && m->have[lo].len == r.len;
+}
+
+/* Depth of node r (0 if held), appending what must be formed; -1 if impossible. */
+static int form_node(merge_ctx *m, nway_range r) {
+    if (in_have(m, r))
+        return 0;
+    nway_range kids[NWAY_MAX_N + 1];
+    int nk = nway_children(m->n, m->P, r, kids), d = 0;
+    if (nk == 0)
+        return -1;
+    for (int i = 0; i < nk; i++) {
+        int dk = form_node(m, kids[i]);
+        if (dk < 0)
+            return -1;
+        d = dk > d ? dk : d;
+    }
+    m->form[m->nform] = r;
+    m->depth[m->nform++] = d + 1;
+    return d + 1;
+}
+
+static int cmp_lo(const void *a, const void *b) {
+    const nway_range *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+int nway_merge_plan(int n, int P, const nway_range *have, int nhave, const nway_range *want,
+                    int nwant, nway_range *form, int *depth) {
+    nway_range *sorted = malloc(sizeof *sorted * (size_t)(nhave + 1));
+    if (!sorted)
+        return -1;
+    for (int i = 0; i < nhave; i++)
+        sorted[i] = have[i];
+    qsort(sorted, (size_t)nhave, sizeof *sorted, cmp_lo);
+    merge_ctx m = { n, P, sorted, nhave, form, depth, 0 };
+    int rc = 0;
+    for (int i = 0; i < nwant && rc >= 0; i++)
+        rc = form_node(&m, want[i]);
+    free(sorted);
+    return rc < 0 ? -1 : m.nform;
+}

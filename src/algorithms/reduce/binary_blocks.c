@@ -1,0 +1,189 @@
+/*
+ * binary_blocks.c — reduce by binary blocks: power-of-two blocks each run recursive
+ * halving, smaller blocks feed the next larger one, a binary tree gathers to the root.
+ *
+ * Source: Rabenseifner 2004, §3.6 (Binary Blocks, "Reduce") and Fig. 3, on top of §3.5.
+ *   P = 2^e0 + 2^e1 + …, e0 > e1 > …; block b is 2^eb consecutive ranks, block 0 the
+ *   largest with the lowest ranks (pat_bb_*); 2^e0 segments (pat_seg_*).
+ *   1. Every block: reduce-scatter by recursive halving + distance doubling over its local
+ *      ranks (pat_hd_* with 2^e0 segments).
+ *   2. Starting with the smallest block, block b feeds block b-1 (pat_bb_feed_*): local
+ *      rank i sends its pieces to local ranks i + t·2^eb of block b-1, which combine them
+ *      as own ∘ in.  Block 0 ends with the result, one segment per rank.
+ *   3. Gather inside block 0 by distance halving (pat_hd_gather_role, the binomial tree
+ *      of §3.5) to the root's local rank.  If the root is outside block 0, rank 0 sends
+ *      its segment to the root and the root plays the role of local rank 0 in the gather
+ *      (§3.6); rank 0 is then done.
+ *   Non-commutative ops: every combination is lower ∘ higher of adjacent rank ranges
+ *   (inside a block by the halving, across blocks own ∘ feed), so the root gets
+ *   x_0 ∘ … ∘ x_{P-1}.
+ * Rounds: block 0: e0 (halving) + 1 (feed) + up to e0 (gather), +1 on rank 0 and the
+ *   root when the root is outside block 0; block b >= 1: eb + 2 (+ the root's gather).
+ * Bytes sent per rank of block b: n - n/2^eb (halving) + n/2^eb if b >= 1 (feed);
+ *   block 0 ranks at most n/2 more in the gather (local rank 2^k sends 2^k segments).
+ * Restrictions: none — any P, any root, any op, any count (empty segments skipped).
+ *   Non-root ranks work in TMP and never touch RECV.  For P = 2^k identical to
+ *   reduce/rabenseifner.c.
+ * Scratch: n bytes on non-root ranks.
+ * Cost (m blocks, d_b = e(b-1) - eb <= δ = δ_expo,max):
+ *   T ≈ e0(1+f_α)α + (1+f_β)nβ + nγ - (n(β+β_uni) + nγ)/2^e0
+ *       + Σ_{b>=1} [2^{d_b}α_uni + nβ_uni/2^{eb} + nγ/2^{e(b-1)}]
+ *       (+ α_uni + nβ_uni/2^e0 when the root is outside block 0)
+ *     <= e0(1+f_α)α + (1+f_β)nβ + nγ + (m-1)·2^δ·α_uni + 2·2^δ·nβ_uni/2^e0 + 2nγ/2^e0.
+ */
+#include "algorithms/algorithm.h"
+#include "algorithms/patterns.h"
+#include "algorithms/patterns_blocks.h"
+
+typedef struct bb {
+    const collie_coll_args *a;
+    int b, e, e0, local, first, nblocks;
+    int dst;               /* RECV on the root, TMP elsewhere */
+} bb;
+
+typedef struct block {
+    uint64_t off, bytes;
+} block;
+
+static bb bb_of(const collie_coll_args *a) {
+    bb g;
+    g.a = a;
+    g.b = pat_bb_block_of(a->rank, a->size);
+    g.e = pat_bb_exp(g.b, a->size);
+    g.e0 = pat_bb_exp(0, a->size);
+    g.first = pat_bb_first(g.b, a->size);
+    g.local = a->rank - g.first;
+    g.nblocks = pat_bb_nblocks(a->size);
+    g.dst = a->rank == a->root ? SBUF_RECV : SBUF_TMP;
+    return g;
+}
+
+/* Segments first … first+nseg-1 of the 2^e0 segments, as a byte range. */
+static block seg_range(const bb *g, int first, int nseg) {
+    int p2 = 1 << g->e0;
+    size_t lo = pat_seg_start(g->a->count, p2, first);
+    size_t hi = pat_seg_start(g->a->count, p2, first + nseg);
+    block r = { lo * g->a->elem_size, (hi - lo) * g->a->elem_size };
+    return r;
+}
+
+/* What local rank `local` of a block with exponent e holds after its halving steps. */
+static block held(const bb *g, int local, int e) {
+    int first, nseg;
+    pat_hd_block(local, e, 1 << g->e0, &first, &nseg);
+    return seg_range(g, first, nseg);
+}
+
+static void put_blk(collie_schedule *s, int peer, int buf, block r) {
+    if (r.bytes > 0)
+        sched_put(s, peer, sched_at(buf, r.off), r.bytes);
+}
+
+static void recv_blk(collie_schedule *s, int peer, int buf, block r) {
+    if (r.bytes > 0)
+        sched_recv(s, peer, sched_at(buf, r.off), r.bytes);
+}
+
+/* dst[r] = in ∘ src[r] (peer lower) or src[r] ∘ in. */
+static void reduce_blk(collie_schedule *s, int peer, const bb *g, int src, block r,
+                       bool peer_lower) {
+    if (r.bytes > 0)
+        sched_recv_reduce(s, peer, sched_at(g->dst, r.off), sched_at(src, r.off), peer_lower,
+                          r.bytes);
+}
+
+/* Step 1: halving inside the block; returns where the partial result is. */
+static int block_reduce_scatter(collie_schedule *s, const bb *g) {
+    int acc = SBUF_SEND;
+    for (int k = 0; k < g->e; k++) {
+        int first, nseg;
+        pat_hd_block(g->local, k, 1 << g->e0, &first, &nseg);
+        bool upper = (g->local & (1 << k)) != 0;
+        block lo = seg_range(g, first, nseg / 2), hi = seg_range(g, first + nseg / 2, nseg / 2);
+        int partner = g->first + pat_hd_partner(g->local, k);
+        sched_round_begin(s);
+        put_blk(s, partner, acc, upper ? lo : hi);
+        reduce_blk(s, partner, g, acc, upper ? hi : lo, upper);
+        acc = g->dst;
+    }
+    return acc;
+}
+
+/* Step 2: take the feed of block b+1, then feed block b-1.  Returns where the partial
+ * result is. */
+static int feed(collie_schedule *s, const bb *g, int acc) {
+    const collie_coll_args *a = g->a;
+    if (g->b + 1 < g->nblocks) {
+        sched_round_begin(s);
+        reduce_blk(s, pat_bb_feeder(g->local, g->b + 1, a->size), g, acc,
+                   held(g, g->local, g->e), false);
+        acc = g->dst;
+    }
+    if (g->b == 0)
+        return acc;
+    sched_round_begin(s);
+    int eup = pat_bb_exp(g->b - 1, a->size);
+    for (int t = 0; t < pat_bb_feed_count(g->b, a->size); t++) {
+        int target = pat_bb_feed_target(g->local, t, g->b, a->size);
+        put_blk(s, target, acc, held(g, target - pat_bb_first(g->b - 1, a->size), eup));
+    }
+    return acc;
+}
+
+/* The rank playing local rank `local` of block 0 in the gather. */
+static int gather_rank(const collie_coll_args *a, int local, bool root_outside) {
+    return local == 0 && root_outside ? a->root : local;
+}
+
+/* Step 3: distance halving to the root's local rank in block 0, `me` being my local rank
+ * there (the root outside block 0 plays 0). */
+static void gather(collie_schedule *s, const bb *g, int me, bool root_outside) {
+    const collie_coll_args *a = g->a;
+    int nroot = root_outside ? 0 : a->root;
+    for (int k = g->e0 - 1; k >= 0; k--) {
+        int role = pat_hd_gather_role(me, nroot, k), pnew = pat_hd_partner(me, k);
+        if (role == 0)
+            return;
+        sched_round_begin(s);
+        int peer = gather_rank(a, pnew, root_outside);
+        if (role > 0)
+            recv_blk(s, peer, g->dst, held(g, pnew, k + 1));
+        else
+            put_blk(s, peer, g->dst, held(g, me, k + 1));
+    }
+}
+
+static void build(collie_schedule *s, const collie_coll_args *a) {
+    if (a->bytes == 0)
+        return;
+    if (a->size == 1) {
+        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
+        return;
+    }
+    bb g = bb_of(a);
+    if (g.dst == SBUF_TMP)
+        sched_need_tmp(s, a->bytes);
+    feed(s, &g, block_reduce_scatter(s, &g));
+    bool root_outside = pat_bb_block_of(a->root, a->size) != 0;
+    if (root_outside && (a->rank == 0 || a->rank == a->root)) {
+        sched_round_begin(s);
+        if (a->rank == 0)
+            put_blk(s, a->root, g.dst, held(&g, 0, g.e0));
+        else
+            recv_blk(s, 0, g.dst, held(&g, 0, g.e0));
+    }
+    if (a->rank == a->root && root_outside)
+        gather(s, &g, 0, true);
+    else if (g.b == 0 && !(root_outside && a->rank == 0))
+        gather(s, &g, g.local, root_outside);
+}
+
+const collie_algorithm collie_algo_reduce_binary_blocks = {
+    .name = "binary_blocks",
+    .coll = COLL_REDUCE,
+    .needs = 0,
+    .summary = "power-of-two blocks run recursive halving, smaller blocks feed the next "
+               "larger, binary-tree gather to the root (Rabenseifner §3.6); long vectors",
+    .accepts = NULL,
+    .build = build,
+};

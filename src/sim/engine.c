@@ -1,0 +1,264 @@
+/*
+ * engine.c — the simulator's messages and links (see sim.h for the semantics): issuing
+ * PUTs, first-come first-served use of each rank's outgoing and incoming link,
+ * uni-/bidirectional Hockney costs and LogGP costs, delivery.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "sim/sim_impl.h"
+
+static sim_rank *rank_of(sim_engine *e, int r) {
+    return &e->ranks[e->sym ? 0 : r];
+}
+
+static int32_t new_msg(sim_engine *e) {
+    if (e->free_msg != SIM_NONE) {
+        int32_t id = e->free_msg;
+        e->free_msg = e->msgs[id].qnext;
+        return id;
+    }
+    if (e->nmsgs == e->capmsgs) {
+        int32_t cap = e->capmsgs ? e->capmsgs * 2 : 1024;
+        sim_msg *v = realloc(e->msgs, (size_t)cap * sizeof *v);
+        if (!v)
+            return SIM_NONE;
+        e->msgs = v;
+        e->capmsgs = cap;
+    }
+    return e->nmsgs++;
+}
+
+/* ---- lists ------------------------------------------------------------------------------ */
+
+/* Appends id at the tail (tail given) or pushes it at the head (tail NULL). */
+static void list_push(sim_engine *e, int32_t *head, int32_t *tail, int32_t id) {
+    sim_msg *g = &e->msgs[id];
+    if (!tail) {
+        g->qprev = SIM_NONE;
+        g->qnext = *head;
+        if (*head != SIM_NONE)
+            e->msgs[*head].qprev = id;
+        *head = id;
+        return;
+    }
+    g->qnext = SIM_NONE;
+    g->qprev = *tail;
+    if (*tail != SIM_NONE)
+        e->msgs[*tail].qnext = id;
+    else
+        *head = id;
+    *tail = id;
+}
+
+static void list_remove(sim_engine *e, int32_t *head, int32_t *tail, int32_t id) {
+    sim_msg *g = &e->msgs[id];
+    if (g->qprev != SIM_NONE)
+        e->msgs[g->qprev].qnext = g->qnext;
+    else
+        *head = g->qnext;
+    if (g->qnext != SIM_NONE)
+        e->msgs[g->qnext].qprev = g->qprev;
+    else if (tail)
+        *tail = g->qprev;
+}
+
+/* ---- costs ------------------------------------------------------------------------------ */
+
+static double hockney(const sim_model *m, uint64_t bytes, bool bidir) {
+    double n = (double)bytes;
+    return bidir ? m->alpha + n * m->beta : m->f_alpha * m->alpha + m->f_beta * n * m->beta;
+}
+
+/* Sets the link-busy end and the delivery time of a message starting at g->start. */
+static void set_times(sim_engine *e, sim_msg *g) {
+    const sim_model *m = e->m;
+    if (m->kind == SIM_LOGGP) {
+        double wire = (double)g->bytes * m->G;
+        g->end = g->start + (wire > m->g ? wire : m->g);
+        g->deliver = g->start + wire + m->L;
+        return;
+    }
+    g->end = g->deliver = g->start + hockney(m, g->bytes, g->bidir);
+}
+
+static bool push_msg_events(sim_engine *e, int32_t id) {
+    sim_msg *g = &e->msgs[id];
+    if (g->end == g->deliver)
+        return sim_heap_push(&e->heap, g->end, EV_XFER_END, id, g->ver);
+    return sim_heap_push(&e->heap, g->end, EV_LINK_FREE, id, g->ver) &&
+           sim_heap_push(&e->heap, g->deliver, EV_DELIVER, id, g->ver);
+}
+
+/* Is the reverse of g in transfer now (then both are bidirectional)? */
+static int32_t reverse_in_transfer(sim_engine *e, const sim_msg *g, double now) {
+    if (e->m->kind != SIM_HOCKNEY)
+        return SIM_NONE;
+    if (e->sym) {
+        long twice = 2L * (long)g->to;
+        return twice % e->P == 0 ? -2 : SIM_NONE;   /* its own mirror: bidirectional */
+    }
+    int32_t rid = rank_of(e, g->to)->out_msg;
+    if (rid == SIM_NONE || e->msgs[rid].to != g->from || e->msgs[rid].end <= now)
+        return SIM_NONE;
+    return rid;
+}
+
+static bool start_msg(sim_engine *e, int32_t id, double now) {
+    sim_msg *g = &e->msgs[id];
+    sim_rank *from = rank_of(e, g->from), *to = rank_of(e, g->to);
+    list_remove(e, &from->q_head, &from->q_tail, id);
+    list_push(e, &from->x_head, NULL, id);
+    g->state = MSG_XFER;
+    g->start = now;
+    from->out_msg = id;
+    if (!e->sym)
+        to->in_msg = id;
+    int32_t rid = reverse_in_transfer(e, g, now);
+    g->bidir = rid != SIM_NONE;
+    e->res->bidirectional += g->bidir;
+    set_times(e, g);
+    if (rid >= 0 && !e->msgs[rid].bidir) {
+        sim_msg *rv = &e->msgs[rid];
+        rv->bidir = 1;
+        rv->ver++;
+        e->res->bidirectional++;
+        set_times(e, rv);
+        if (!push_msg_events(e, rid))
+            return sim_fail(e, "out of memory");
+    }
+    return push_msg_events(e, id) || sim_fail(e, "out of memory");
+}
+
+static bool in_link_free(sim_engine *e, const sim_msg *g) {
+    return e->sym || rank_of(e, g->to)->in_msg == SIM_NONE;
+}
+
+/* The sender's outgoing link is free: start its first waiting message whose receiver's
+ * incoming link is free; the others wait at their receivers. */
+static bool pump_sender(sim_engine *e, int r, double now) {
+    sim_rank *rs = rank_of(e, r);
+    for (int32_t id = rs->q_head; id != SIM_NONE && rs->out_msg == SIM_NONE;) {
+        sim_msg *g = &e->msgs[id];
+        int32_t next = g->qnext;
+        if (in_link_free(e, g))
+            return start_msg(e, id, now);
+        if (!g->waiting) {
+            sim_rank *to = rank_of(e, g->to);
+            g->waiting = 1;
+            g->wnext = SIM_NONE;
+            if (to->w_tail != SIM_NONE)
+                e->msgs[to->w_tail].wnext = id;
+            else
+                to->w_head = id;
+            to->w_tail = id;
+        }
+        id = next;
+    }
+    return true;
+}
+
+/* A message still linked in a receiver's wait list is released when it leaves it. */
+static void release_msg(sim_engine *e, int32_t id) {
+    sim_msg *g = &e->msgs[id];
+    g->state = g->waiting ? MSG_ZOMBIE : MSG_FREE;
+    if (g->waiting)
+        return;
+    g->qnext = e->free_msg;
+    e->free_msg = id;
+}
+
+/* The receiver's incoming link is free: the messages waiting for it, in order. */
+static bool pump_receiver(sim_engine *e, int q, double now) {
+    sim_rank *qs = rank_of(e, q);
+    while (qs->in_msg == SIM_NONE && qs->w_head != SIM_NONE) {
+        int32_t id = qs->w_head;
+        sim_msg *g = &e->msgs[id];
+        qs->w_head = g->wnext;
+        if (qs->w_head == SIM_NONE)
+            qs->w_tail = SIM_NONE;
+        g->waiting = 0;
+        if (g->state == MSG_ZOMBIE)
+            release_msg(e, id);
+        else if (g->state == MSG_PENDING && rank_of(e, g->from)->out_msg == SIM_NONE &&
+            !start_msg(e, id, now))
+            return false;
+    }
+    return true;
+}
+
+bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) {
+    sim_entry *pair = sim_table_get(&e->pairs, sim_pair_key(r, op->peer));
+    int32_t id = new_msg(e);
+    if (!pair || id == SIM_NONE)
+        return sim_fail(e, "out of memory");
+    sim_msg *g = &e->msgs[id];
+    uint32_t ver = g->ver + 1;                  /* never reused: stale events stay stale */
+    memset(g, 0, sizeof *g);
+    g->ver = ver;
+    g->from = r;
+    g->to = op->peer;
+    g->bytes = op->bytes;
+    g->buf = op->buf;
+    g->off = op->off;
+    g->seq = pair->a++;
+    g->round = rank_of(e, r)->round;
+    g->op = opi;
+    g->issued = t;
+    g->state = MSG_PENDING;
+    g->qprev = g->qnext = g->wnext = SIM_NONE;
+    rank_of(e, r)->unfinished++;
+    e->res->messages++;
+    return sim_heap_push(&e->heap, t, EV_READY, id, ver) || sim_fail(e, "out of memory");
+}
+
+static void trace_msg(sim_engine *e, const sim_msg *g) {
+    if (!e->c->hooks || !e->c->hooks->msg)
+        return;
+    sim_msg_trace t = { g->from, g->to, g->round, g->op, g->bytes, g->buf, g->off, g->issued,
+                        g->start, g->deliver, g->bidir, g->staged };
+    e->c->hooks->msg(e->c->hooks->ctx, &t);
+}
+
+static bool link_free(sim_engine *e, int32_t id, double now) {
+    sim_msg *g = &e->msgs[id];
+    int from_r = g->from, to_r = g->to;
+    sim_rank *from = rank_of(e, from_r), *to = rank_of(e, to_r);
+    from->out_msg = SIM_NONE;
+    if (!e->sym)
+        to->in_msg = SIM_NONE;
+    list_remove(e, &from->x_head, NULL, id);
+    g->state = MSG_DONE;
+    from->unfinished--;
+    if (g->delivered)
+        release_msg(e, id);
+    sim_rank_check_finish(e, from_r, now);
+    return pump_sender(e, from_r, now) && (e->sym || pump_receiver(e, to_r, now));
+}
+
+/* Delivery; in symmetric mode rank 0 receives the mirror image of its own message. */
+static bool deliver(sim_engine *e, int32_t id, double now) {
+    sim_msg *g = &e->msgs[id];
+    trace_msg(e, g);
+    int from = e->sym ? (e->P - g->to) % e->P : g->from, to = e->sym ? 0 : g->to;
+    uint32_t seq = g->seq;
+    uint64_t bytes = g->bytes;
+    g->delivered = 1;
+    if (g->state == MSG_DONE)
+        release_msg(e, id);
+    return sim_arrive(e, from, to, seq, bytes, now);
+}
+
+bool sim_event_msg(sim_engine *e, const sim_event *ev) {
+    sim_msg *g = &e->msgs[ev->id];
+    if (ev->ver != g->ver)
+        return true;                            /* re-timed as bidirectional */
+    if (ev->kind == EV_READY) {
+        list_push(e, &rank_of(e, g->from)->q_head, &rank_of(e, g->from)->q_tail, ev->id);
+        return pump_sender(e, g->from, ev->t);
+    }
+    if (ev->kind == EV_LINK_FREE)
+        return link_free(e, ev->id, ev->t);
+    if (ev->kind == EV_XFER_END && !link_free(e, ev->id, ev->t))
+        return false;
+    return deliver(e, ev->id, ev->t);
+}

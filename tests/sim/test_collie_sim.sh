@@ -1,0 +1,60 @@
+#!/bin/bash
+# test_collie_sim.sh SIM CASE — one test of the collie-sim tool (see CMakeLists.txt).
+# Expected values are computed by hand from the model file written below.
+set -u
+SIM=$1
+CASE=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL $CASE: $*"; exit 1; }
+
+# alpha 1 us, beta = gamma = 1 ns/byte, f = 0.5: recursive doubling P=4 with 1000 bytes
+# (125 doubles) costs 2 (alpha + n beta + n gamma) = 6 us.
+printf 'alpha = 1e-6\nbeta = 1e-9\ngamma = 1e-9\ncopy = 1e-9\nf_alpha = 0.5\nf_beta = 0.5\n' \
+    > "$TMP/hand.model"
+
+case $CASE in
+predict_value)
+    out=$("$SIM" predict --coll allreduce --algo recursive_doubling --P 4 --bytes 1000 \
+          --model "$TMP/hand.model") || fail "exit status"
+    echo "$out" | grep -Eq '^recursive_doubling +4 +1000 +6\.000 ' || fail "expected 6.000 us: $out"
+    ;;
+predict_csv)
+    out=$("$SIM" predict --coll bcast --algo all --P 2,3,8 --bytes 1K,64K --csv) || fail "exit"
+    echo "$out" | head -1 | grep -q '^algorithm,P,bytes,time_us,method' || fail "header: $out"
+    n=$(echo "$out" | grep -c '^binomial,')
+    [ "$n" = 6 ] || fail "expected 6 binomial rows, got $n: $out"
+    # binomial bcast P=2, 1024 bytes: one one-directional message 0.5 + 0.512 us
+    out=$("$SIM" predict --coll bcast --algo binomial --P 2 --bytes 1K --csv --model "$TMP/hand.model")
+    echo "$out" | grep -q '^binomial,2,1024,1\.0120,' || fail "binomial P=2: $out"
+    ;;
+predict_symmetric)
+    out=$("$SIM" predict --coll allreduce --algo ring --P 65536 --bytes 4M) || fail "exit"
+    echo "$out" | grep -Eq '^ring +65536 +4194304 +[0-9.]+ +symmetric' || fail "ring 65536: $out"
+    ;;
+verify_ok)
+    "$SIM" verify --coll allreduce --algo all --max-p 9 > "$TMP/out" 2>&1 || fail "$(cat "$TMP/out")"
+    "$SIM" verify --coll bcast --algo all --max-p 9 > "$TMP/out" 2>&1 || fail "$(cat "$TMP/out")"
+    ;;
+verify_fault)
+    "$SIM" verify --coll allreduce --algo recursive_doubling --max-p 5 --inject-fault 1 \
+        > "$TMP/out" 2>&1 && fail "a broken schedule passed"
+    grep -q '^FAIL recursive_doubling P=2 n=-: .*rank 1' "$TMP/out" || fail "$(cat "$TMP/out")"
+    grep -q 'P=5' "$TMP/out" || fail "P=5 not reported: $(cat "$TMP/out")"
+    ;;
+draw)
+    "$SIM" draw --coll allreduce --algo recursive_doubling --P 4 --bytes 32 -o "$TMP/rd.svg" \
+        || fail "exit status"
+    grep -q '<svg' "$TMP/rd.svg" || fail "no svg"
+    n=$(grep -c "marker-end=" "$TMP/rd.svg")
+    [ "$n" = 8 ] || fail "expected 8 message arrows (P=4: 2 exchanges per rank), got $n"
+    grep -q 'S\[0:4)' "$TMP/rd.svg" || fail "no label of the first exchange"
+    ;;
+usage)
+    "$SIM" > /dev/null 2>&1 && fail "no arguments accepted"
+    "$SIM" predict --coll nope --algo x > /dev/null 2>&1 && fail "bad collective accepted"
+    "$SIM" --help | grep -q 'collie-sim predict' || fail "no usage"
+    ;;
+*) fail "unknown case" ;;
+esac
+echo "ok $CASE"

@@ -1,0 +1,165 @@
+/*
+ * sim_draw.h — `collie-sim draw`: runs one call through the simulator (src/sim/sim.h) with
+ * trace hooks and writes an SVG: ranks as rows, time as columns (without --model, a unit
+ * model: every message takes one step, so columns are communication steps), one shaded
+ * box per rank and round, one arrow per message from its start on the sender's row to
+ * its delivery on the receiver's row, labelled with the element range of its source
+ * (S = input, R = result buffer, T = scratch).  Bidirectional messages are drawn in blue.
+ */
+#ifndef COLLIE_SIM_DRAW_H
+#define COLLIE_SIM_DRAW_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/sim.h"
+
+typedef struct draw_trace {
+    sim_msg_trace *msgs;
+    size_t nmsgs, capmsgs;
+    sim_round_trace *rounds;
+    size_t nrounds, caprounds;
+    double tmax;
+} draw_trace;
+
+static void *draw_grow(void *v, size_t *cap, size_t n, size_t elem) {
+    if (n < *cap)
+        return v;
+    *cap = *cap ? *cap * 2 : 256;
+    void *p = realloc(v, *cap * elem);
+    if (!p) {
+        fprintf(stderr, "collie-sim draw: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void draw_on_msg(void *ctx, const sim_msg_trace *t) {
+    draw_trace *d = ctx;
+    d->msgs = draw_grow(d->msgs, &d->capmsgs, d->nmsgs, sizeof *d->msgs);
+    d->msgs[d->nmsgs++] = *t;
+    d->tmax = t->deliver > d->tmax ? t->deliver : d->tmax;
+}
+
+static void draw_on_round(void *ctx, const sim_round_trace *t) {
+    draw_trace *d = ctx;
+    d->rounds = draw_grow(d->rounds, &d->caprounds, d->nrounds, sizeof *d->rounds);
+    d->rounds[d->nrounds++] = *t;
+    d->tmax = t->end > d->tmax ? t->end : d->tmax;
+}
+
+typedef struct draw_geom {
+    double left, top, row, scale;
+} draw_geom;
+
+static double draw_x(const draw_geom *g, double t) {
+    return g->left + t * g->scale;
+}
+
+static double draw_y(const draw_geom *g, int rank) {
+    return g->top + g->row * (rank + 0.5);
+}
+
+static void draw_rounds(FILE *f, const draw_trace *d, const draw_geom *g) {
+    static const char *const fill[] = { "#eef3fb", "#fbf1e6" };
+    for (size_t i = 0; i < d->nrounds; i++) {
+        const sim_round_trace *r = &d->rounds[i];
+        double x0 = draw_x(g, r->start), x1 = draw_x(g, r->end), y = draw_y(g, r->rank);
+        fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' "
+                "stroke='#c8c8c8'/>\n", x0, y - g->row * 0.3, x1 - x0 > 2 ? x1 - x0 : 2,
+                g->row * 0.6, fill[r->round % 2]);
+        fprintf(f, "<text x='%.1f' y='%.1f' font-size='8' fill='#888'>r%u</text>\n", x0 + 2,
+                y + g->row * 0.28, r->round);
+    }
+}
+
+static void draw_label(FILE *f, const sim_msg_trace *m, size_t elem, double x, double y) {
+    static const char buf_letter[] = { 'S', 'R', 'T' };
+    char label[64];
+    if (m->bytes == 0)
+        snprintf(label, sizeof label, "notify");
+    else
+        snprintf(label, sizeof label, "%c[%llu:%llu)", m->src_buf < 3 ? buf_letter[m->src_buf] : '?',
+                 (unsigned long long)(m->src_off / elem),
+                 (unsigned long long)((m->src_off + m->bytes) / elem));
+    fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' text-anchor='middle' fill='#333' "
+            "stroke='white' stroke-width='2.5' paint-order='stroke'>%s</text>\n", x, y, label);
+}
+
+static void draw_msgs(FILE *f, const draw_trace *d, const draw_geom *g, size_t elem) {
+    for (size_t i = 0; i < d->nmsgs; i++) {
+        const sim_msg_trace *m = &d->msgs[i];
+        double x0 = draw_x(g, m->start), y0 = draw_y(g, m->from);
+        double x1 = draw_x(g, m->deliver), y1 = draw_y(g, m->to);
+        const char *color = m->bidirectional ? "#1f5fbf" : "#202020";
+        fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' "
+                "stroke-width='1.2' marker-end='url(#%s)'/>\n", x0, y0, x1, y1, color,
+                m->bidirectional ? "ab" : "ak");
+        draw_label(f, m, elem, x0 + (x1 - x0) * 0.35, y0 + (y1 - y0) * 0.35 - 2);
+    }
+}
+
+static void draw_frame(FILE *f, const collie_algorithm *alg, const collie_coll_args *a,
+                       const draw_geom *g, double w, double h, double tmax, bool unit) {
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
+            "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n", w, h);
+    fprintf(f, "<defs><marker id='ak' markerWidth='8' markerHeight='6' refX='8' refY='3' "
+            "orient='auto'><path d='M0,0 L8,3 L0,6 z' fill='#202020'/></marker>"
+            "<marker id='ab' markerWidth='8' markerHeight='6' refX='8' refY='3' "
+            "orient='auto'><path d='M0,0 L8,3 L0,6 z' fill='#1f5fbf'/></marker></defs>\n");
+    fprintf(f, "<text x='10' y='18' font-size='13'>%s %s, P=%d, %zu elements of %zu bytes "
+            "(%s)</text>\n", alg->name, collie_coll_name(a->coll), a->size, a->count,
+            a->elem_size, unit ? "time in steps: one message = 1" : "time in µs");
+    double step = unit ? 1 : tmax / 8;
+    for (double t = 0; step > 0 && t <= tmax + 1e-12; t += step) {
+        fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#e0e0e0'/>\n",
+                draw_x(g, t), g->top - 4, draw_x(g, t), h - 10);
+        fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' text-anchor='middle'>%.3g</text>\n",
+                draw_x(g, t), g->top - 6, unit ? t : t * 1e6);
+    }
+    for (int r = 0; r < a->size; r++) {
+        fprintf(f, "<text x='10' y='%.1f' font-size='11'>rank %d</text>\n", draw_y(g, r) + 4, r);
+        fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#bbbbbb'/>\n",
+                g->left, draw_y(g, r), w - 20, draw_y(g, r));
+    }
+}
+
+static int sim_draw_svg(const collie_algorithm *alg, const collie_coll_args *a,
+                        const sim_model *model, const char *path) {
+    draw_trace d;
+    memset(&d, 0, sizeof d);
+    sim_hooks hooks = { draw_on_msg, draw_on_round, &d };
+    sim_config c = { alg, *a, { 0 }, SIM_FULL, &hooks };
+    if (model) {
+        c.model = *model;
+    } else {            /* unit steps: a message takes 1, computation nothing */
+        c.model.kind = SIM_HOCKNEY;
+        c.model.alpha = c.model.f_alpha = c.model.f_beta = 1;
+    }
+    sim_result r;
+    if (sim_run(&c, &r) != 0) {
+        fprintf(stderr, "collie-sim draw: %s\n", r.err);
+        return 1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    double tmax = d.tmax > 0 ? d.tmax : 1;
+    draw_geom g = { 70, 44, a->size > 32 ? 18 : 40, 0 };
+    g.scale = 1000.0 / tmax < 140 ? 1000.0 / tmax : 140;
+    double w = g.left + tmax * g.scale + 40, h = g.top + g.row * a->size + 20;
+    draw_frame(f, alg, a, &g, w, h, tmax, model == NULL);
+    draw_rounds(f, &d, &g);
+    draw_msgs(f, &d, &g, a->elem_size ? a->elem_size : 1);
+    fprintf(f, "</svg>\n");
+    fclose(f);
+    free(d.msgs);
+    free(d.rounds);
+    printf("%s: %zu messages, %.4g %s\n", path, d.nmsgs, model ? r.time * 1e6 : r.time,
+           model ? "us" : "steps");
+    return 0;
+}
+
+#endif
