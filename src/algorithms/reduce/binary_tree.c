@@ -18,7 +18,8 @@
  * Scratch: n bytes on inner non-root ranks.
  * Cost: T = ⌊lg P⌋(α_uni + 2nβ_uni + 2nγ) (each level receives and reduces two vectors;
  *   §3.3's ⌈lg p⌉(α_uni + nβ_uni + nγ) counts one child per step); with the executor's
- *   chunking of c bytes the levels overlap: T ≈ ⌊lg P⌋(α_uni + 2cβ_uni + 2cγ) + 2nβ_uni + 2nγ.
+ *   chunking of c bytes the levels overlap:
+ *   T ≈ ⌊lg P⌋(α_uni + 2cβ_uni + 2cγ) + 2nβ_uni + 2nγ.
  */
 #include "algorithms/algorithm.h"
 #include "algorithms/patterns_blocks.h"
@@ -36,7 +37,7 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
         acc = sched_at(parent < 0 ? SBUF_RECV : SBUF_TMP, 0);
         if (parent >= 0)
             sched_need_tmp(s, a->bytes);
-        sched_reduce(s, acc, srcs, 1 + nchildren, a->bytes); if (nchildren == 2) sched_reduce(s, acc, srcs, 1, a->bytes / 2 / a->elem_size * a->elem_size);
+        sched_reduce(s, acc, srcs, 1 + nchildren, a->bytes);
     }
     if (parent >= 0) {
         sched_round_begin(s);
