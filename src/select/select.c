@@ -1,9 +1,11 @@
 /*
  * select.c — provisional algorithm selection (layer 5): a forced algorithm
- * (COLLIE_<COLL>_ALGO or collie_force_algorithm) when it accepts the call, else a short
- * preference list per collective and message size, else the first algorithm of the
- * registry that accepts the call.  The cost-model selection replaces the lists.
+ * (COLLIE_<COLL>_ALGO or collie_force_algorithm) when it accepts the call, else the
+ * provisional rules below (team size and message size → algorithms to try), else the
+ * first algorithm of the registry that accepts the call.  The cost-model selection
+ * (collie-tune, rules files) replaces the built-in rules.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,23 +75,48 @@ static const collie_algorithm *try_name(const collie_coll_args *a, const char *n
     return NULL;
 }
 
+/* Provisional rules, from bench/fastest.sh on a 2-core machine (docs/performance.md):
+ * the first rule whose team size and message size match gives a list of algorithms to try
+ * in order; the first that accepts the call wins. */
+typedef struct rule {
+    int coll;
+    int min_p, max_p;          /* team sizes */
+    uint64_t max_bytes;        /* messages up to this many bytes */
+    const char *algos[4];
+} rule;
+
+#define ANY_P 1, 1 << 30
+#define ALL_BYTES UINT64_MAX
+static const rule rules[] = {
+    { COLL_ALLREDUCE, 2, 2, 4096, { "recursive_doubling", "flat" } },
+    { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
+    { COLL_ALLREDUCE, 2, 3, 1 << 20, { "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
+    { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "ring_pipelined", "ring" } },
+    { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
+    { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
+    { COLL_REDUCE, ANY_P, 1 << 20, { "flat", "binomial" } },
+    { COLL_REDUCE, 2, 4, ALL_BYTES, { "binomial", "flat" } },
+    { COLL_REDUCE, ANY_P, ALL_BYTES, { "ring", "binomial" } },
+    { COLL_BCAST, 2, 4, 4096, { "binary_tree", "flat", "binomial" } },
+    { COLL_BCAST, ANY_P, 4096, { "binomial", "flat" } },
+    { COLL_BCAST, 2, 2, ALL_BYTES, { "chain", "binomial" } },
+    { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
+    { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
+    { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
+};
+
 static const collie_algorithm *preferred(const collie_coll_args *a) {
-    static const char *const small_allreduce[] = { "recursive_doubling", "flat", NULL };
-    static const char *const large_allreduce[] = { "rabenseifner", "ring", "recursive_doubling", NULL };
-    static const char *const reduce[] = { "binomial", "flat", NULL };
-    static const char *const bcast[] = { "binomial", "flat", NULL };
-    static const char *const barrier[] = { "dissemination", "flat", NULL };
-    const char *const *list = barrier;
-    if (a->coll == COLL_ALLREDUCE)
-        list = a->bytes <= 16384 ? small_allreduce : large_allreduce;
-    else if (a->coll == COLL_REDUCE)
-        list = reduce;
-    else if (a->coll == COLL_BCAST)
-        list = bcast;
-    for (int i = 0; list[i]; i++) {
-        const collie_algorithm *alg = try_name(a, list[i]);
-        if (alg)
-            return alg;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const rule *r = &rules[i];
+        if (r->coll != a->coll || a->size < r->min_p || a->size > r->max_p || a->bytes > r->max_bytes)
+            continue;
+        for (int k = 0; k < 4 && r->algos[k]; k++) {
+            const collie_algorithm *alg = try_name(a, r->algos[k]);
+            if (alg)
+                return alg;
+        }
+        return NULL;   /* none of the rule's algorithms accepts: registry order decides */
     }
     return NULL;
 }
