@@ -20,6 +20,7 @@ struct collie_team {
     char fail_msg[256];
     uint64_t timeout_ns;            /* COLLIE_TIMEOUT_MS; 0 = forever */
     uint64_t spin_ns;               /* poll this long before sleeping */
+    int max_yields;                 /* then give the core away this often before sleeping */
     /* Plans of recent blocking calls, reused when a call repeats (see api.c). */
     collie_request_t *cache[16];
     unsigned cache_next;

@@ -224,7 +224,7 @@ int collie_test(collie_request_t *req, int timeout_ms) {
         if (now - start < team->spin_ns) {
             for (int i = 0; i < 16; i++)
                 cpu_relax();
-        } else if (yields < 4) {
+        } else if (yields < team->max_yields) {
             yields++;
             sched_yield();
         } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {

@@ -22,6 +22,8 @@ int collie_team_create(collie_transport *tp, collie_team_t **out) {
     t->timeout_ns = ms > 0 ? (uint64_t)ms * 1000000ull : 0;
     long long spin = collie_env_int("COLLIE_SPIN_NS", tp->oversubscribed ? 0 : 100000);
     t->spin_ns = spin > 0 ? (uint64_t)spin : 0;
+    long long yields = collie_env_int("COLLIE_YIELDS", 32);
+    t->max_yields = yields > 0 ? (int)yields : 0;
     *out = t;
     return COLLIE_OK;
 }
