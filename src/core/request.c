@@ -200,6 +200,9 @@ static int watch_stall(collie_team_t *team, uint64_t now) {
     return COLLIE_OK;
 }
 
+/* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
+#define POLLS_PER_CLOCK 32
+
 int collie_test(collie_request_t *req, int timeout_ms) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
@@ -222,9 +225,14 @@ int collie_test(collie_request_t *req, int timeout_ms) {
         if (now >= until)
             return COLLIE_TIMEOUT;
         if (now - start < team->spin_ns) {
-            for (int i = 0; i < 16; i++)
+            for (int i = 0; i < POLLS_PER_CLOCK; i++) {
                 cpu_relax();
-        } else if (yields < team->max_yields) {
+                if ((st = progress_queue(team, req)) != COLLIE_TIMEOUT)
+                    return st;
+            }
+            continue;
+        }
+        if (yields < team->max_yields) {
             yields++;
             sched_yield();
         } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {
