@@ -83,7 +83,8 @@ void collie_team_destroy(collie_team_t *team);
 int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
 
 /* Algorithm selection (select.c). */
-const collie_algorithm *collie_select(const collie_coll_args *a);
+/* Chooses for a call; a tuning rule may set a->params. */
+const collie_algorithm *collie_select(collie_coll_args *a);
 /* The forced spec for coll, or NULL for auto. */
 const char *collie_forced_algorithm(int coll, collie_algo_params *params);
 int collie_select_init_from_env(void);

@@ -1,17 +1,23 @@
 /*
- * select.c — provisional algorithm selection (layer 5): a forced algorithm
- * (COLLIE_<COLL>_ALGO or collie_force_algorithm) when it accepts the call, else the
- * provisional rules below (team size and message size → algorithms to try), else the
- * first algorithm of the registry that accepts the call.  The cost-model selection
- * (collie-tune, rules files) replaces the built-in rules.
+ * select.c — algorithm selection (layer 5).  A forced algorithm (COLLIE_<COLL>_ALGO or
+ * collie_force_algorithm) when it accepts the call (request.c), else, in order:
+ *   1. the first rule of the tuning file (COLLIE_TUNING_FILE) covering the call whose
+ *      algorithm accepts it (its params are passed to the builder);
+ *   2. when the tuning file gives model parameters: the cost model (select_model.c, the
+ *      simulator's predicted time, cached per call class);
+ *   3. else the built-in rules below, measured on this machine (docs/performance.md);
+ *   4. the first algorithm of the registry that accepts the call.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "core/core.h"
 #include "core/internal.h"
+#include "select/select_model.h"
+#include "select/tuning.h"
 
 #define SPEC_MAX 128
 
@@ -49,7 +55,35 @@ int collie_force_algorithm(int coll, const char *spec) {
     return COLLIE_OK;
 }
 
+static collie_tuning *tuning;   /* NULL: no tuning file */
+
+int collie_select_set_tuning(const char *path) {
+    collie_tuning *t = NULL;
+    char err[512];
+    if (path && *path) {
+        t = malloc(sizeof *t);
+        if (!t)
+            return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the tuning table");
+        if (collie_tuning_load(t, path, err, sizeof err)) {
+            free(t);
+            return collie_fail(COLLIE_ERR_ARG, "bad tuning file %s", err);
+        }
+        collie_log(COLLIE_LOG_INFO, "tuning file %s: %d model entries, %d rules", path,
+                   t->nmodels, t->nrules);
+    }
+    free(tuning);
+    tuning = t;
+    collie_select_model_reset();
+    collie_select_generation++;
+    return COLLIE_OK;
+}
+
+const collie_tuning *collie_select_tuning(void) { return tuning; }
+
 int collie_select_init_from_env(void) {
+    int tst = collie_select_set_tuning(collie_env_str("COLLIE_TUNING_FILE", NULL));
+    if (tst)
+        return collie_fail(tst, "COLLIE_TUNING_FILE: %s", collie_last_error());
     for (int c = 0; c < COLL_COUNT; c++) {
         const char *v = collie_env_str(env_names[c], NULL);
         int st = collie_force_algorithm(c, v);
@@ -121,16 +155,61 @@ static const collie_algorithm *preferred(const collie_coll_args *a) {
     return NULL;
 }
 
-const collie_algorithm *collie_select(const collie_coll_args *a) {
+/* The first rule of the tuning file covering the call whose algorithm accepts it; its
+ * params go into the call's arguments. */
+static const collie_algorithm *by_tuning_rule(collie_coll_args *a, int *line) {
+    collie_coll_args *w = a;
     const char *why = NULL;
-    const collie_algorithm *alg = preferred(a);
-    for (size_t i = 0; !alg && i < collie_algorithm_count(a->coll); i++) {
+    for (int i = collie_tuning_find_rule(tuning, a, 0); i >= 0;
+         i = collie_tuning_find_rule(tuning, a, i + 1)) {
+        const tuning_rule *r = &tuning->rules[i];
+        w->params = r->params;
+        if (collie_algorithm_accepts(r->alg, a, &why)) {
+            *line = r->line;
+            return r->alg;
+        }
+        collie_log(COLLIE_LOG_DEBUG, "%s:%d: %s declines this call (%s)", tuning->path, r->line,
+                   r->alg->name, why ? why : "");
+    }
+    memset(&w->params, 0, sizeof w->params);
+    return NULL;
+}
+
+static const collie_algorithm *first_accepting(const collie_coll_args *a) {
+    const char *why = NULL;
+    for (size_t i = 0; i < collie_algorithm_count(a->coll); i++) {
         const collie_algorithm *cand = collie_algorithm_at(a->coll, i);
         if (collie_algorithm_accepts(cand, a, &why))
-            alg = cand;
+            return cand;
     }
+    return NULL;
+}
+
+static void log_choice(const collie_coll_args *a, const collie_algorithm *alg, const char *how,
+                       const sim_model *m) {
+    if (!COLLIE_LOG_ON(COLLIE_LOG_DEBUG))
+        return;
+    sim_model def;
+    sim_model_default(&def);
+    collie_select_log_costs(a, m ? m : &def);
+    collie_log(COLLIE_LOG_DEBUG, "%s of %llu bytes on %d ranks: auto chose %s (%s)",
+               collie_coll_name(a->coll), (unsigned long long)a->bytes, a->size, alg->name, how);
+}
+
+const collie_algorithm *collie_select(collie_coll_args *a) {
+    char how[300] = "registry order";
+    const sim_model *m = tuning ? collie_tuning_model(tuning, a) : NULL;
+    int line = 0;
+    const collie_algorithm *alg = tuning ? by_tuning_rule(a, &line) : NULL;
     if (alg)
-        collie_log(COLLIE_LOG_DEBUG, "%s of %llu bytes on %d ranks: auto chose %s",
-                   collie_coll_name(a->coll), (unsigned long long)a->bytes, a->size, alg->name);
+        snprintf(how, sizeof how, "rule at %s:%d", tuning->path, line);
+    if (!alg && m && (alg = collie_select_by_model(a, m)))
+        snprintf(how, sizeof how, "cost model of %s", tuning->path);
+    if (!alg && !m && (alg = preferred(a)))
+        snprintf(how, sizeof how, "built-in rules");
+    if (!alg)
+        alg = first_accepting(a);
+    if (alg)
+        log_choice(a, alg, how, m);
     return alg;
 }

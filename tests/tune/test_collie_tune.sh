@@ -1,0 +1,63 @@
+#!/bin/bash
+# test_collie_tune.sh RUN TUNE BENCH CASE — one test of the collie-tune tool (see
+# CMakeLists.txt): --quick under collie-run -n 2 writes a tuning file that parses and holds
+# plausible numbers; the library accepts it (COLLIE_TUNING_FILE) and a bad file is
+# reported with its file name and line.
+set -u
+RUN=$1
+TUNE=$2
+BENCH=$3
+CASE=$4
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL $CASE: $*"; exit 1; }
+
+quick_file() {
+    local start end
+    start=$(date +%s)
+    "$RUN" -n 2 "$TUNE" --quick --out "$TMP/t.json" > "$TMP/out" 2>&1 || fail "exit status: $(cat "$TMP/out")"
+    end=$(date +%s)
+    [ $((end - start)) -lt 5 ] || fail "--quick took $((end - start)) s"
+}
+
+case $CASE in
+quick)
+    quick_file
+    grep -q '"schema": 1' "$TMP/t.json" || fail "no schema: $(cat "$TMP/t.json")"
+    out=$("$TUNE" --check "$TMP/t.json") || fail "--check rejects the written file: $out"
+    echo "$out" | grep -q 'schema 1, 1 model entries, 0 rules' || fail "summary: $out"
+    # alpha between 10 ns and 1 ms; beta below 1e-7 s/byte (any machine moves > 10 MB/s)
+    alpha=$(sed -n 's/.*"alpha": \([^,]*\),.*/\1/p' "$TMP/t.json")
+    beta=$(sed -n 's/.*"beta": \([^,]*\),.*/\1/p' "$TMP/t.json")
+    awk -v a="$alpha" -v b="$beta" 'BEGIN { exit !(a > 1e-8 && a < 1e-3 && b > 0 && b < 1e-7) }' \
+        || fail "implausible alpha=$alpha beta=$beta"
+    ;;
+use_file)
+    quick_file
+    COLLIE_TUNING_FILE="$TMP/t.json" COLLIE_LOG=debug "$RUN" -n 2 "$BENCH" --coll allreduce \
+        --min-bytes 8 --max-bytes 64K > "$TMP/bench" 2>&1 || fail "collie-bench with the file: $(cat "$TMP/bench")"
+    grep -q "cost model of $TMP/t.json" "$TMP/bench" || fail "the model was not used: $(head -20 "$TMP/bench")"
+    ;;
+check_bad)
+    printf '{"schema": 1,\n "models": [{"alpha": "fast"}]}\n' > "$TMP/bad.json"
+    out=$("$TUNE" --check "$TMP/bad.json" 2>&1) && fail "accepted a bad file"
+    echo "$out" | grep -q "$TMP/bad.json:2: alpha must be a number" || fail "message: $out"
+    COLLIE_TUNING_FILE="$TMP/bad.json" "$RUN" -n 2 "$BENCH" --coll barrier > "$TMP/o" 2>&1 \
+        && fail "collie_init accepted a bad COLLIE_TUNING_FILE"
+    grep -q "bad.json:2: alpha must be a number" "$TMP/o" || fail "init message: $(cat "$TMP/o")"
+    ;;
+one_rank)
+    out=$("$RUN" -n 1 "$TUNE" --quick --out "$TMP/t.json" 2>&1) && fail "ran on one rank"
+    echo "$out" | grep -q "needs at least 2 ranks" || fail "message: $out"
+    [ ! -e "$TMP/t.json" ] || fail "wrote a file"
+    ;;
+usage)
+    "$TUNE" --help | grep -q -- '--quick' || fail "--help"
+    "$TUNE" --bogus > /dev/null 2>&1 && fail "accepted --bogus"
+    [ $? = 2 ] || fail "exit status for --bogus"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "ok $CASE"
