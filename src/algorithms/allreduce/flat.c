@@ -16,30 +16,7 @@
  *   latency is ~2α for small n (writes overlap).
  */
 #include "algorithms/algorithm.h"
-#include "algorithms/patterns.h"
-
-/* The contribution of rank q as a REDUCE source on this rank. */
-static sched_ref contribution(const collie_coll_args *a, int q) {
-    return q == a->rank ? sched_at(SBUF_SEND, 0) : sched_in(q);
-}
-
-/* Link `link` of the rank-order chain: acc (TMP) first, then the next sources; the last
- * link writes RECV.  Own contribution read from SEND before RECV is written, or at the
- * same offset by the link that writes it. */
-static void chain_link(collie_schedule *s, const collie_coll_args *a, int link, int nlinks) {
-    sched_ref srcs[SCHED_MAX_SOURCES];
-    int first, n, k = 0;
-    pat_chain_link(a->size, SCHED_MAX_SOURCES, link, &first, &n);
-    if (link > 0)
-        srcs[k++] = sched_at(SBUF_TMP, 0);
-    for (int i = 0; i < n; i++)
-        srcs[k++] = contribution(a, first + i);
-    sched_ref dst = link == nlinks - 1 ? sched_at(SBUF_RECV, 0) : sched_at(SBUF_TMP, 0);
-    if (dst.buf == SBUF_TMP)
-        sched_need_tmp(s, a->bytes);
-    sched_round_begin(s);
-    sched_reduce(s, dst, srcs, k, a->bytes);
-}
+#include "algorithms/flat_reduce.h"
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
     if (a->bytes == 0)
@@ -51,9 +28,7 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     sched_round_begin(s);
     for (int i = 1; i < a->size; i++)
         sched_put(s, (a->rank + i) % a->size, sched_at(SBUF_SEND, 0), a->bytes);
-    int nlinks = pat_chain_links(a->size, SCHED_MAX_SOURCES);
-    for (int link = 0; link < nlinks; link++)
-        chain_link(s, a, link, nlinks);
+    flat_reduce_all(s, a);
 }
 
 const collie_algorithm collie_algo_allreduce_flat = {
