@@ -43,60 +43,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/patterns.h"
 #include "algorithms/patterns_blocks.h"
-
-typedef struct bb {
-    const collie_coll_args *a;
-    int b, e, e0, local, first, nblocks;
-} bb;
-
-typedef struct block {
-    uint64_t off, bytes;
-} block;
-
-static bb bb_of(const collie_coll_args *a) {
-    bb g;
-    g.a = a;
-    g.b = pat_bb_block_of(a->rank, a->size);
-    g.e = pat_bb_exp(g.b, a->size);
-    g.e0 = pat_bb_exp(0, a->size);
-    g.first = pat_bb_first(g.b, a->size);
-    g.local = a->rank - g.first;
-    g.nblocks = pat_bb_nblocks(a->size);
-    return g;
-}
-
-/* Segments first … first+nseg-1 of the 2^e0 segments, as a byte range. */
-static block seg_range(const bb *g, int first, int nseg) {
-    int p2 = 1 << g->e0;
-    size_t lo = pat_seg_start(g->a->count, p2, first);
-    size_t hi = pat_seg_start(g->a->count, p2, first + nseg);
-    block r = { lo * g->a->elem_size, (hi - lo) * g->a->elem_size };
-    return r;
-}
-
-/* What local rank `local` of a block with exponent e holds after its halving steps. */
-static block held(const bb *g, int local, int e) {
-    int first, nseg;
-    pat_hd_block(local, e, 1 << g->e0, &first, &nseg);
-    return seg_range(g, first, nseg);
-}
-
-static void put_blk(collie_schedule *s, int peer, int buf, block r) {
-    if (r.bytes > 0)
-        sched_put(s, peer, sched_at(buf, r.off), r.bytes);
-}
-
-static void recv_blk(collie_schedule *s, int peer, block r) {
-    if (r.bytes > 0)
-        sched_recv(s, peer, sched_at(SBUF_RECV, r.off), r.bytes);
-}
-
-/* RECV[r] = in ∘ src[r] (peer lower) or src[r] ∘ in. */
-static void reduce_blk(collie_schedule *s, int peer, int src, block r, bool peer_lower) {
-    if (r.bytes > 0)
-        sched_recv_reduce(s, peer, sched_at(SBUF_RECV, r.off), sched_at(src, r.off),
-                          peer_lower, r.bytes);
-}
+#include "algorithms/blocks_sched.h"
 
 /* Step 1: halving inside the block; returns where the partial result is. */
 static int block_reduce_scatter(collie_schedule *s, const bb *g) {
@@ -105,11 +52,11 @@ static int block_reduce_scatter(collie_schedule *s, const bb *g) {
         int first, nseg;
         pat_hd_block(g->local, k, 1 << g->e0, &first, &nseg);
         bool upper = (g->local & (1 << k)) != 0;
-        block lo = seg_range(g, first, nseg / 2), hi = seg_range(g, first + nseg / 2, nseg / 2);
+        block lo = bb_seg_range(g, first, nseg / 2), hi = bb_seg_range(g, first + nseg / 2, nseg / 2);
         int partner = g->first + pat_hd_partner(g->local, k);
         sched_round_begin(s);
-        put_blk(s, partner, acc, upper ? lo : hi);
-        reduce_blk(s, partner, acc, upper ? hi : lo, upper);
+        bb_put(s, partner, acc, upper ? lo : hi);
+        bb_reduce(s, partner, g, acc, upper ? hi : lo, upper);
         acc = SBUF_RECV;
     }
     return acc;
@@ -120,8 +67,8 @@ static void feed(collie_schedule *s, const bb *g, int acc) {
     const collie_coll_args *a = g->a;
     if (g->b + 1 < g->nblocks) {
         sched_round_begin(s);
-        reduce_blk(s, pat_bb_feeder(g->local, g->b + 1, a->size), acc, held(g, g->local, g->e),
-                   false);
+        bb_reduce(s, pat_bb_feeder(g->local, g->b + 1, a->size), g, acc,
+                  bb_held(g, g->local, g->e), false);
         acc = SBUF_RECV;
     }
     if (g->b == 0)
@@ -130,7 +77,7 @@ static void feed(collie_schedule *s, const bb *g, int acc) {
     int eup = pat_bb_exp(g->b - 1, a->size);
     for (int t = 0; t < pat_bb_feed_count(g->b, a->size); t++) {
         int target = pat_bb_feed_target(g->local, t, g->b, a->size);
-        put_blk(s, target, acc, held(g, target - pat_bb_first(g->b - 1, a->size), eup));
+        bb_put(s, target, acc, bb_held(g, target - pat_bb_first(g->b - 1, a->size), eup));
     }
 }
 
@@ -142,13 +89,13 @@ static void pass_down(collie_schedule *s, const bb *g) {
         int eup = pat_bb_exp(g->b - 1, a->size), up_first = pat_bb_first(g->b - 1, a->size);
         for (int t = 0; t < pat_bb_feed_count(g->b, a->size); t++) {
             int from = pat_bb_feed_target(g->local, t, g->b, a->size);
-            recv_blk(s, from, held(g, from - up_first, eup));
+            bb_recv(s, from, SBUF_RECV, bb_held(g, from - up_first, eup));
         }
     }
     if (g->b + 1 < g->nblocks) {
         sched_round_begin(s);
-        put_blk(s, pat_bb_feeder(g->local, g->b + 1, a->size), SBUF_RECV,
-                held(g, g->local, g->e));
+        bb_put(s, pat_bb_feeder(g->local, g->b + 1, a->size), SBUF_RECV,
+                bb_held(g, g->local, g->e));
     }
 }
 
@@ -157,8 +104,8 @@ static void block_allgather(collie_schedule *s, const bb *g) {
     for (int k = g->e - 1; k >= 0; k--) {
         int pnew = pat_hd_partner(g->local, k);
         sched_round_begin(s);
-        put_blk(s, g->first + pnew, SBUF_RECV, held(g, g->local, k + 1));
-        recv_blk(s, g->first + pnew, held(g, pnew, k + 1));
+        bb_put(s, g->first + pnew, SBUF_RECV, bb_held(g, g->local, k + 1));
+        bb_recv(s, g->first + pnew, SBUF_RECV, bb_held(g, pnew, k + 1));
     }
 }
 

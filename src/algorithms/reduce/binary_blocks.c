@@ -34,63 +34,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/patterns.h"
 #include "algorithms/patterns_blocks.h"
-
-typedef struct bb {
-    const collie_coll_args *a;
-    int b, e, e0, local, first, nblocks;
-    int dst;               /* RECV on the root, TMP elsewhere */
-} bb;
-
-typedef struct block {
-    uint64_t off, bytes;
-} block;
-
-static bb bb_of(const collie_coll_args *a) {
-    bb g;
-    g.a = a;
-    g.b = pat_bb_block_of(a->rank, a->size);
-    g.e = pat_bb_exp(g.b, a->size);
-    g.e0 = pat_bb_exp(0, a->size);
-    g.first = pat_bb_first(g.b, a->size);
-    g.local = a->rank - g.first;
-    g.nblocks = pat_bb_nblocks(a->size);
-    g.dst = a->rank == a->root ? SBUF_RECV : SBUF_TMP;
-    return g;
-}
-
-/* Segments first … first+nseg-1 of the 2^e0 segments, as a byte range. */
-static block seg_range(const bb *g, int first, int nseg) {
-    int p2 = 1 << g->e0;
-    size_t lo = pat_seg_start(g->a->count, p2, first);
-    size_t hi = pat_seg_start(g->a->count, p2, first + nseg);
-    block r = { lo * g->a->elem_size, (hi - lo) * g->a->elem_size };
-    return r;
-}
-
-/* What local rank `local` of a block with exponent e holds after its halving steps. */
-static block held(const bb *g, int local, int e) {
-    int first, nseg;
-    pat_hd_block(local, e, 1 << g->e0, &first, &nseg);
-    return seg_range(g, first, nseg);
-}
-
-static void put_blk(collie_schedule *s, int peer, int buf, block r) {
-    if (r.bytes > 0)
-        sched_put(s, peer, sched_at(buf, r.off), r.bytes);
-}
-
-static void recv_blk(collie_schedule *s, int peer, int buf, block r) {
-    if (r.bytes > 0)
-        sched_recv(s, peer, sched_at(buf, r.off), r.bytes);
-}
-
-/* dst[r] = in ∘ src[r] (peer lower) or src[r] ∘ in. */
-static void reduce_blk(collie_schedule *s, int peer, const bb *g, int src, block r,
-                       bool peer_lower) {
-    if (r.bytes > 0)
-        sched_recv_reduce(s, peer, sched_at(g->dst, r.off), sched_at(src, r.off), peer_lower,
-                          r.bytes);
-}
+#include "algorithms/blocks_sched.h"
 
 /* Step 1: halving inside the block; returns where the partial result is. */
 static int block_reduce_scatter(collie_schedule *s, const bb *g) {
@@ -99,11 +43,11 @@ static int block_reduce_scatter(collie_schedule *s, const bb *g) {
         int first, nseg;
         pat_hd_block(g->local, k, 1 << g->e0, &first, &nseg);
         bool upper = (g->local & (1 << k)) != 0;
-        block lo = seg_range(g, first, nseg / 2), hi = seg_range(g, first + nseg / 2, nseg / 2);
+        block lo = bb_seg_range(g, first, nseg / 2), hi = bb_seg_range(g, first + nseg / 2, nseg / 2);
         int partner = g->first + pat_hd_partner(g->local, k);
         sched_round_begin(s);
-        put_blk(s, partner, acc, upper ? lo : hi);
-        reduce_blk(s, partner, g, acc, upper ? hi : lo, upper);
+        bb_put(s, partner, acc, upper ? lo : hi);
+        bb_reduce(s, partner, g, acc, upper ? hi : lo, upper);
         acc = g->dst;
     }
     return acc;
@@ -115,8 +59,8 @@ static int feed(collie_schedule *s, const bb *g, int acc) {
     const collie_coll_args *a = g->a;
     if (g->b + 1 < g->nblocks) {
         sched_round_begin(s);
-        reduce_blk(s, pat_bb_feeder(g->local, g->b + 1, a->size), g, acc,
-                   held(g, g->local, g->e), false);
+        bb_reduce(s, pat_bb_feeder(g->local, g->b + 1, a->size), g, acc,
+                  bb_held(g, g->local, g->e), false);
         acc = g->dst;
     }
     if (g->b == 0)
@@ -125,7 +69,7 @@ static int feed(collie_schedule *s, const bb *g, int acc) {
     int eup = pat_bb_exp(g->b - 1, a->size);
     for (int t = 0; t < pat_bb_feed_count(g->b, a->size); t++) {
         int target = pat_bb_feed_target(g->local, t, g->b, a->size);
-        put_blk(s, target, acc, held(g, target - pat_bb_first(g->b - 1, a->size), eup));
+        bb_put(s, target, acc, bb_held(g, target - pat_bb_first(g->b - 1, a->size), eup));
     }
     return acc;
 }
@@ -147,9 +91,9 @@ static void gather(collie_schedule *s, const bb *g, int me, bool root_outside) {
         sched_round_begin(s);
         int peer = gather_rank(a, pnew, root_outside);
         if (role > 0)
-            recv_blk(s, peer, g->dst, held(g, pnew, k + 1));
+            bb_recv(s, peer, g->dst, bb_held(g, pnew, k + 1));
         else
-            put_blk(s, peer, g->dst, held(g, me, k + 1));
+            bb_put(s, peer, g->dst, bb_held(g, me, k + 1));
     }
 }
 
@@ -168,9 +112,9 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     if (root_outside && (a->rank == 0 || a->rank == a->root)) {
         sched_round_begin(s);
         if (a->rank == 0)
-            put_blk(s, a->root, g.dst, held(&g, 0, g.e0));
+            bb_put(s, a->root, g.dst, bb_held(&g, 0, g.e0));
         else
-            recv_blk(s, 0, g.dst, held(&g, 0, g.e0));
+            bb_recv(s, 0, g.dst, bb_held(&g, 0, g.e0));
     }
     if (a->rank == a->root && root_outside)
         gather(s, &g, 0, true);
