@@ -14,21 +14,7 @@
 #include "core/core.h"
 #include "symbolic.h"
 
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 40) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 static collie_coll_args call(int coll, int P, size_t count, size_t es) {
     collie_coll_args a;

@@ -24,21 +24,7 @@ extern const collie_algorithm collie_algo_bcast_chain;
 #define MAXP 64
 #define MAXSEG 64
 
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 30) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 /* ---- binary tree: filled level by level, each node takes the next two ranks --------- */
 static void brute_bintree(int p, int *parent) {

@@ -25,21 +25,7 @@ extern const collie_algorithm collie_algo_reduce_binary_blocks;
 extern const collie_algorithm collie_algo_reduce_ring;
 extern const collie_algorithm collie_algo_reduce_binary_tree;
 
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 30) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 /* ---- binary blocks: the blocks listed by walking the bits of p from the top ---------- */
 static void test_bb_blocks(int p) {

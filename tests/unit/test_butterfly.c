@@ -22,21 +22,7 @@ extern const collie_algorithm collie_algo_allreduce_binomial;
 
 #define MAXP 64
 
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 30) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 /* ---- pairwise exchange: pairs listed by walking the ranks ---------------------------- */
 static void test_pe(void) {

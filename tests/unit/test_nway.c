@@ -13,21 +13,7 @@
 #include "symbolic.h"
 
 #define MAXP 1024
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 30) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 /* ==== brute force: the paper's partial results as multisets of ranks ================== */
 

@@ -11,21 +11,7 @@
 
 #define MAXP 64
 
-static int failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...) {
-    if (ok)
-        return;
-    if (++failures <= 30) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "FAIL: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-}
+#include "check.h"
 
 /* ---- powers of two: by search ------------------------------------------------------- */
 static void test_pow2(void) {
