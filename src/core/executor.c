@@ -102,16 +102,19 @@ int collie_exec_prepare(collie_request_t *req) {
     req->trailing = calloc(nops, sizeof *req->trailing);
     req->staged = calloc(nops, sizeof *req->staged);
     req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
+    req->nchunks = calloc(nops, sizeof *req->nchunks);
     req->progress_cap = nops;
     if (req->sched.tmp_bytes) {
         req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
         req->buf[SBUF_TMP] = req->tmp_alloc;
     }
-    if (!req->progress || !req->last_seq || !req->busy || !req->deadline || !req->trailing || !req->staged ||
+    if (!req->progress || !req->last_seq || !req->busy || !req->nchunks || !req->deadline || !req->trailing || !req->staged ||
         (req->sched.tmp_bytes && !req->tmp_alloc))
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
                            collie_coll_name(req->args.coll));
     compute_deadlines(req);
+    for (uint32_t i = 0; i < req->sched.nops; i++)
+        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
     return COLLIE_OK;
 }
 
@@ -162,7 +165,7 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     int q = op->peer;
     collie_channel *ch = &tp->to[q];
     uint64_t *prog = &req->progress[i];
-    uint64_t n = chunk_count(req, op->bytes), csize = chunk_size(req, op->bytes);
+    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
     bool direct = use_direct(req, op->bytes);
     if (direct && *prog == 0 && req->deadline[i] < req->sched.nrounds && !req->staged[i])
         if (stage(req, op, i) != COLLIE_OK)
@@ -197,7 +200,7 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     }
     if (wrote) {
         *moved = true;
-        tp->ops->wake(tp, q);
+        collie_wake_later(tp, q);
     }
     if (*prog < n) {
         req->blocked_peer = q;
@@ -258,7 +261,7 @@ static collie_slot_hdr *incoming_head(collie_transport *tp, int peer) {
 static void release_incoming(collie_transport *tp, int peer) {
     uint64_t s = ++tp->received[peer];
     atomic_store_explicit(&tp->from[peer].consumed->value, s, memory_order_release);
-    tp->ops->wake(tp, peer);
+    collie_wake_later(tp, peer);
 }
 
 /* Scratch for single-copy reads that feed a reduction: one chunk per source. */
@@ -313,7 +316,7 @@ static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i
     collie_transport *tp = req->team->tp;
     const sched_ref *srcs = &req->sched.srcs[op->src];
     uint64_t *prog = &req->progress[i];
-    uint64_t n = chunk_count(req, op->bytes), csize = chunk_size(req, op->bytes);
+    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
     collie_slot_hdr *heads[SCHED_MAX_SOURCES];
     while (*prog < n) {
         for (int k = 0; k < op->nsrc; k++) {

@@ -21,6 +21,7 @@ struct collie_team {
     uint64_t timeout_ns;            /* COLLIE_TIMEOUT_MS; 0 = forever */
     uint64_t spin_ns;               /* poll this long before sleeping */
     int max_yields;                 /* then give the core away this often before sleeping */
+    uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
     /* Plans of recent blocking calls, reused when a call repeats (see api.c). */
     collie_request_t *cache[16];
     unsigned cache_next;
@@ -47,6 +48,7 @@ struct collie_request {
     uint32_t round;
     uint64_t *progress;             /* per op: chunks done (UINT64_MAX: finished) */
     uint64_t *last_seq;             /* per op: direct PUT, seq of its last chunk */
+    uint64_t *nchunks;              /* per op: chunks of its message */
     uint32_t *deadline;             /* per PUT: the round before which it must finish */
     uint32_t *trailing;             /* unfinished PUTs of closed rounds, oldest first */
     uint32_t ntrailing;

@@ -174,6 +174,7 @@ static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until
     collie_transport *tp = team->tp;
     uint32_t token = tp->ops->sleep_prepare(tp);
     int st = progress_queue(team, req);
+    collie_wake_flush(tp);
     if (st == COLLIE_TIMEOUT) {
         uint64_t now = collie_now_ns(), slice = 20000000ull;
         if (until > now && until - now < slice)
@@ -203,12 +204,14 @@ static int watch_stall(collie_team_t *team, uint64_t now) {
 /* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
 #define POLLS_PER_CLOCK 32
 
-int collie_test(collie_request_t *req, int timeout_ms) {
-    if (!req)
-        return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
+/* Waits for req as collie_test does; returns with wakes still to flush. */
+static int test_unflushed(collie_request_t *req, int timeout_ms) {
     collie_team_t *team = req->team;
     int st = progress_queue(team, req);
     if (st != COLLIE_TIMEOUT)
+        return st;
+    /* A pure poll checks for stalls and dead peers only every 64th time (clock reads). */
+    if (timeout_ms == 0 && (++team->polls & 63) != 0)
         return st;
     uint64_t start = collie_now_ns(), last_check = start;
     uint64_t until = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
@@ -224,6 +227,7 @@ int collie_test(collie_request_t *req, int timeout_ms) {
         }
         if (now >= until)
             return COLLIE_TIMEOUT;
+        collie_wake_flush(team->tp);
         if (now - start < team->spin_ns) {
             for (int i = 0; i < POLLS_PER_CLOCK; i++) {
                 cpu_relax();
@@ -243,6 +247,14 @@ int collie_test(collie_request_t *req, int timeout_ms) {
     }
 }
 
+int collie_test(collie_request_t *req, int timeout_ms) {
+    if (!req)
+        return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
+    int st = test_unflushed(req, timeout_ms);
+    collie_wake_flush(req->team->tp);
+    return st;
+}
+
 int collie_wait(collie_request_t *req) { return collie_test(req, COLLIE_BLOCK); }
 
 void collie_request_free(collie_request_t *req) {
@@ -256,6 +268,7 @@ void collie_request_free(collie_request_t *req) {
     sched_free(&req->sched);
     free(req->progress);
     free(req->last_seq);
+    free(req->nchunks);
     if (req->staged)
         for (uint32_t i = 0; i < req->progress_cap; i++)
             free(req->staged[i]);

@@ -3,7 +3,9 @@
  * own memory (shm, loop).  Rank q's inbox region holds, for every sender p, the counter
  * `consumed` (one cache line) and then the channel p -> q (nslots slots).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include "base/base.h"
 #include "transport/transport.h"
 #include "transport/channels.h"
 
@@ -29,6 +31,10 @@ static collie_channel channel_in(char *inbox, int size, int sender, size_t chan_
 
 int collie_channels_wire(collie_transport *tp, char *const *inboxes) {
     int n = tp->size;
+    if (tp->nslots < 2 || (tp->nslots & (tp->nslots - 1)))
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u: the number of slots per channel "
+                           "must be a power of two, at least 2", tp->nslots);
+    tp->slot_mask = tp->nslots - 1;
     size_t chan_bytes = collie_channel_bytes(tp->nslots, tp->slot_bytes);
     tp->slot_stride = collie_slot_stride(tp->slot_bytes);
     tp->to = calloc((size_t)n, sizeof *tp->to);
@@ -36,8 +42,12 @@ int collie_channels_wire(collie_transport *tp, char *const *inboxes) {
     tp->sent = calloc((size_t)n, sizeof *tp->sent);
     tp->received = calloc((size_t)n, sizeof *tp->received);
     tp->credit = calloc((size_t)n, sizeof *tp->credit);
-    if (!tp->to || !tp->from || !tp->sent || !tp->received || !tp->credit)
-        return COLLIE_ERR_NOMEM;
+    tp->wake_pending = calloc((size_t)n, sizeof *tp->wake_pending);
+    tp->wake_list = calloc((size_t)n, sizeof *tp->wake_list);
+    tp->nwake = 0;
+    if (!tp->to || !tp->from || !tp->sent || !tp->received || !tp->credit || !tp->wake_pending ||
+        !tp->wake_list)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the channel tables of %d ranks", n);
     for (int p = 0; p < n; p++) {
         tp->to[p] = channel_in(inboxes[p], n, tp->rank, chan_bytes);
         tp->from[p] = channel_in(inboxes[tp->rank], n, p, chan_bytes);
@@ -51,7 +61,25 @@ void collie_channels_free(collie_transport *tp) {
     free(tp->sent);
     free(tp->received);
     free(tp->credit);
+    free(tp->wake_pending);
+    free(tp->wake_list);
+    tp->wake_pending = NULL;
+    tp->wake_list = NULL;
     tp->credit = NULL;
     tp->to = tp->from = NULL;
     tp->sent = tp->received = NULL;
+}
+
+void collie_wake_flush(collie_transport *tp) {
+    if (!tp->nwake)
+        return;
+    /* Orders the notifications and credits stored so far before the reads of the peers'
+     * sleeping flags in ops->wake (a sleeper sets its flag, fences, then re-checks). */
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int i = 0; i < tp->nwake; i++) {
+        int peer = tp->wake_list[i];
+        tp->wake_pending[peer] = 0;
+        tp->ops->wake(tp, peer);
+    }
+    tp->nwake = 0;
 }

@@ -62,14 +62,16 @@ int collie_loop_create(int size, collie_transport **tps) {
     memset(sh->memory, 0, inbox * (size_t)size);
     for (int r = 0; r < size; r++)
         inboxes[r] = sh->memory + (size_t)r * inbox;
-    int st = COLLIE_OK;
-    for (int r = 0; r < size; r++) {
+    int st = COLLIE_OK, made = 0;
+    sh->refs = 1;   /* held by this function until every rank is made */
+    for (int r = 0; r < size && st == COLLIE_OK; r++) {
         collie_transport *tp = calloc(1, sizeof *tp);
         tps[r] = tp;
         if (!tp) {
-            st = COLLIE_ERR_NOMEM;
+            st = collie_fail(COLLIE_ERR_NOMEM, "cannot allocate %d in-process ranks", size);
             break;
         }
+        made++;
         tp->ops = &loop_ops;
         tp->rank = r;
         tp->size = size;
@@ -78,10 +80,18 @@ int collie_loop_create(int size, collie_transport **tps) {
         tp->shared_memory = true;
         tp->impl = sh;
         sh->refs++;
-        if ((st = collie_channels_wire(tp, inboxes)) != COLLIE_OK)
-            break;
+        st = collie_channels_wire(tp, inboxes);
     }
     free(inboxes);
+    if (st != COLLIE_OK)   /* undo: nothing of a failed creation stays allocated */
+        for (int r = 0; r < made; r++) {
+            loop_destroy(tps[r]);
+            tps[r] = NULL;
+        }
+    if (--sh->refs == 0) {
+        free(sh->memory);
+        free(sh);
+    }
     return st;
 }
 

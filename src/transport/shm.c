@@ -71,8 +71,8 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
     return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
+/* Called by collie_wake_flush after its full fence. */
 static void shm_wake(collie_transport *tp, int peer) {
-    atomic_thread_fence(memory_order_seq_cst);
     shm_ctrl *c = ctrl_of(tp, peer);
     if (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
         atomic_fetch_add(&c->doorbell, 1);
@@ -200,9 +200,9 @@ static void pause_briefly(void) {
 }
 
 static int create_segment(shm_impl *im, int size, uint32_t nslots, uint32_t slot_bytes) {
-    if (nslots < 2 || nslots > 1024 || slot_bytes < 64 || slot_bytes > (64u << 20) || slot_bytes % 64)
-        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u / COLLIE_SHM_SLOT_BYTES=%u: need 2..1024 "
-                           "slots of 64 bytes .. 64 MiB (a multiple of 64)", nslots, slot_bytes);
+    if (nslots < 2 || nslots > 1024 || (nslots & (nslots - 1)) || slot_bytes < 64 || slot_bytes > (64u << 20) || slot_bytes % 64)
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u / COLLIE_SHM_SLOT_BYTES=%u: need a power "
+                           "of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)", nslots, slot_bytes);
     im->bytes = segment_bytes(size, nslots, slot_bytes);
     int fd = shm_open(im->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)

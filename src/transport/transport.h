@@ -10,7 +10,10 @@
  * sit in the header's own cache line), then publishes
  * `consumed` = s (release), which returns the slot to p (credit).  Both counters only grow,
  * so there is no reset race.  Whoever changes something another rank may sleep on calls
- * `ops->wake(peer)`.
+ * `collie_wake_later(tp, peer)`; `collie_wake_flush(tp)` (one full fence, then
+ * `ops->wake` for each noted peer) must run before the rank returns to its caller, yields
+ * or sleeps.  Deferring the fence keeps it off the critical path: the store of a
+ * notification drains while the writer goes on polling its own inbox.
  *
  * Large chunks may go single-copy: instead of a payload, the sender writes a descriptor
  * (SLOT_DIRECT in `bytes`, its pid and the address of the data in the meta line) and the receiver reads the
@@ -67,7 +70,7 @@ typedef struct collie_channel {
 struct collie_transport;
 typedef struct collie_transport_ops {
     const char *name;
-    /* Wake `peer` if it sleeps (after a notification or a returned credit). */
+    /* Wake `peer` if it sleeps; called by collie_wake_flush after a full fence. */
     void (*wake)(struct collie_transport *tp, int peer);
     /* Prepare to sleep: returns a token to pass to sleep() (call before re-checking). */
     uint32_t (*sleep_prepare)(struct collie_transport *tp);
@@ -85,7 +88,8 @@ typedef struct collie_transport_ops {
 typedef struct collie_transport {
     const collie_transport_ops *ops;
     int rank, size;
-    uint32_t nslots;
+    uint32_t nslots;             /* a power of two */
+    uint32_t slot_mask;          /* nslots - 1 (set by collie_channels_wire) */
     uint32_t slot_bytes;         /* payload bytes per slot */
     size_t slot_stride;          /* header + payload, cache-line multiple */
     collie_channel *to;          /* [size]: channel me -> q (in q's memory) */
@@ -97,12 +101,26 @@ typedef struct collie_transport {
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
     int oversubscribed;          /* more ranks than cores: spin less */
+    uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
+    int *wake_list;              /* the noted peers, nwake of them */
+    int nwake;
     void *impl;
 } collie_transport;
 
+/* Notes that `peer` may have to be woken (a notification or a credit for it was stored). */
+static inline void collie_wake_later(collie_transport *tp, int peer) {
+    if (!tp->wake_pending[peer]) {
+        tp->wake_pending[peer] = 1;
+        tp->wake_list[tp->nwake++] = peer;
+    }
+}
+/* One full fence, then wakes every noted peer that sleeps (channels.c). */
+void collie_wake_flush(collie_transport *tp);
+
+
 static inline collie_slot_hdr *collie_slot(const collie_transport *tp, const collie_channel *ch,
                                            uint64_t seq) {
-    return (collie_slot_hdr *)(ch->slots + ((seq - 1) % tp->nslots) * tp->slot_stride);
+    return (collie_slot_hdr *)(ch->slots + ((seq - 1) & tp->slot_mask) * tp->slot_stride);
 }
 static inline collie_slot_meta *collie_slot_meta_of(collie_slot_hdr *h) {
     return (collie_slot_meta *)(h + 1);

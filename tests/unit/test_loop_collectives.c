@@ -227,7 +227,14 @@ static void sweep_team(int P, collie_op_t matop) {
 
 int main(void) {
     setenv("COLLIE_SHM_SLOT_BYTES", "256", 1);
+    /* Slots per channel must be a power of two: a clear error otherwise. */
     setenv("COLLIE_SHM_SLOTS", "3", 1);
+    collie_transport *bad[2];
+    if (collie_loop_create(2, bad) == COLLIE_OK || !strstr(collie_last_error(), "power of two")) {
+        printf("FAIL COLLIE_SHM_SLOTS=3 accepted or unclear: %s\n", collie_last_error());
+        return 1;
+    }
+    setenv("COLLIE_SHM_SLOTS", "2", 1);   /* the most credit pressure */
     collie_op_t matop;
     if (collie_op_create(user_matmul, NULL, 0, &matop)) {
         printf("FAIL op_create: %s\n", collie_last_error());
