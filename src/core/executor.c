@@ -160,6 +160,24 @@ static int stage(collie_request_t *req, const sched_op *op, uint32_t i) {
     return COLLIE_OK;
 }
 
+/* A single-copy chunk: the receiver maps the data if it lies in registered memory, else
+ * reads it with process_vm_readv. */
+static void describe_direct(const collie_request_t *req, collie_slot_hdr *h, const char *data,
+                            uint64_t len, bool staged) {
+    collie_transport *tp = req->team->tp;
+    collie_slot_meta *m = collie_slot_meta_of(h);
+    collie_mem_ref ref;
+    h->bytes |= SLOT_DIRECT;
+    m->pid = (int32_t)getpid();
+    m->addr = (uint64_t)(uintptr_t)data;
+    if (!staged && tp->ops->mem_find && tp->ops->mem_find(tp, data, len, &ref)) {
+        h->bytes |= SLOT_MAPPED;
+        m->map_fd = ref.fd;
+        m->map_serial = ref.serial;
+        m->map_offset = ref.offset;
+    }
+}
+
 static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
     collie_transport *tp = req->team->tp;
     int q = op->peer;
@@ -185,10 +203,7 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
         uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
         fill_header(req, h, op->bytes, len);
         if (direct) {
-            collie_slot_meta *m = collie_slot_meta_of(h);
-            h->bytes |= SLOT_DIRECT;
-            m->pid = (int32_t)getpid();
-            m->addr = (uint64_t)(uintptr_t)(src + off);
+            describe_direct(req, h, src + off, len, req->staged[i] != NULL);
             req->last_seq[i] = s;
         } else if (len) {
             memcpy(collie_slot_payload(h, len), src + off, len);
@@ -228,7 +243,7 @@ static int mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
                        "different collectives, counts, types, roots or algorithms",
                        collie_coll_name(req->args.coll), req->call_seq,
                        (unsigned long long)req->args.bytes, peer, collie_coll_name(m->coll),
-                       m->call_seq, (unsigned long long)m->call_bytes, h->bytes & ~SLOT_DIRECT,
+                       m->call_seq, (unsigned long long)m->call_bytes, h->bytes & ~SLOT_FLAGS,
                        (unsigned long long)m->msg_bytes, (unsigned long long)want_len,
                        (unsigned long long)want_msg);
 }
@@ -277,6 +292,17 @@ static char *direct_scratch(const collie_request_t *req, int nsrc) {
     return scratch;
 }
 
+/* The chunk's data in the sender's registered memory, mapped here; NULL if not mapped. */
+static const void *mapped_data(const collie_request_t *req, int peer, collie_slot_hdr *h,
+                               uint64_t len) {
+    collie_transport *tp = req->team->tp;
+    if (!(h->bytes & SLOT_MAPPED) || !tp->ops->mem_map_peer)
+        return NULL;
+    const collie_slot_meta *m = collie_slot_meta_of(h);
+    collie_mem_ref ref = { m->map_fd, m->map_serial, m->map_offset };
+    return tp->ops->mem_map_peer(tp, peer, m->pid, &ref, len);
+}
+
 /* Reduces chunk `c` of op: every incoming source has arrived (heads[k] non-null). */
 static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_hdr **heads,
                         uint64_t off, uint64_t len) {
@@ -292,12 +318,14 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
             continue;
         }
         collie_slot_hdr *h = heads[k];
-        if (h->check != check || (h->bytes & ~SLOT_DIRECT) != len)
+        if (h->check != check || (h->bytes & ~SLOT_FLAGS) != len)
             return mismatch(req, srcs[k].peer, h, len, op->bytes);
         if (!(h->bytes & SLOT_DIRECT)) {
             ptrs[k] = collie_slot_payload(h, len);
             continue;
         }
+        if ((ptrs[k] = mapped_data(req, srcs[k].peer, h, len)) != NULL)
+            continue;
         if (op->nsrc > 1 && !scratch && !(scratch = direct_scratch(req, op->nsrc)))
             return collie_fail(COLLIE_ERR_NOMEM, "no scratch for a single-copy read");
         void *into = op->nsrc == 1 ? (void *)dst : scratch + (size_t)k * req->direct_chunk_bytes;

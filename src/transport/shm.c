@@ -28,6 +28,7 @@
 
 #include "base/base.h"
 #include "transport/channels.h"
+#include "transport/shm_mem.h"
 #include "transport/transport.h"
 
 #define SHM_MAGIC 0xC0111E5E6A11ull
@@ -127,49 +128,13 @@ static int shm_check_peer(collie_transport *tp, int peer) {
     return COLLIE_OK;
 }
 
-typedef struct shm_block {
-    void *ptr;
-    size_t bytes;
-    struct shm_block *next;
-} shm_block;
-static shm_block *blocks;
-
-static void *shm_mem_alloc(collie_transport *tp, size_t bytes) {
-    size_t len = (bytes + 4095) & ~(size_t)4095;
-    shm_block *b = malloc(sizeof *b);
-    void *p = b ? mmap(NULL, len ? len : 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
-                : MAP_FAILED;
-    if (p == MAP_FAILED) {
-        free(b);
-        collie_fail(COLLIE_ERR_NOMEM, "collie_alloc: cannot map %zu bytes of shared memory", bytes);
-        return NULL;
-    }
-    b->ptr = p;
-    b->bytes = len ? len : 4096;
-    b->next = blocks;
-    blocks = b;
-    return p;
-}
-
-static void shm_mem_free(collie_transport *tp, void *ptr) {
-    for (shm_block **pp = &blocks; *pp; pp = &(*pp)->next) {
-        if ((*pp)->ptr != ptr)
-            continue;
-        shm_block *b = *pp;
-        *pp = b->next;
-        munmap(b->ptr, b->bytes);
-        free(b);
-        return;
-    }
-    collie_fail(COLLIE_ERR_ARG, "collie_free: %p was not returned by collie_alloc", ptr);
-}
-
 static void shm_destroy(collie_transport *tp) {
     shm_impl *im = tp->impl;
     if (im && im->base) {
         atomic_store(&im->ctrl[tp->rank].state, RANK_FINALIZED);
         munmap(im->base, im->bytes);
     }
+    collie_shm_mem_unmap_peers();
     free(im);
     collie_channels_free(tp);
     free(tp);
@@ -177,7 +142,8 @@ static void shm_destroy(collie_transport *tp) {
 
 static const collie_transport_ops shm_ops = {
     "shm", shm_wake, shm_sleep_prepare, shm_sleep, shm_sleep_done, shm_check_peer,
-    shm_mem_alloc, shm_mem_free, shm_destroy,
+    collie_shm_mem_alloc, collie_shm_mem_free, shm_destroy, collie_shm_mem_find,
+    collie_shm_mem_map_peer,
 };
 
 

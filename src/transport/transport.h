@@ -30,8 +30,11 @@
 
 #define COLLIE_CACHELINE 64
 
-/* Bit of collie_slot_hdr.bytes: the chunk is a single-copy descriptor (see meta). */
+/* Bits of collie_slot_hdr.bytes: the chunk is a single-copy descriptor (see meta), and
+ * its data lies in registered memory the receiver may map (meta.map_*). */
 #define SLOT_DIRECT 0x80000000u
+#define SLOT_MAPPED 0x40000000u
+#define SLOT_FLAGS (SLOT_DIRECT | SLOT_MAPPED)
 #define SLOT_INLINE_BYTES 48
 
 /* The first cache line of a slot: the notification, and small payloads inline, so a small
@@ -51,8 +54,11 @@ typedef struct collie_slot_meta {
     uint64_t addr;          /* SLOT_DIRECT: address of the data in the sender */
     uint64_t msg_bytes;     /* bytes of the whole message this chunk belongs to */
     uint64_t call_bytes;    /* bytes of the sender's call (count * element size) */
+    int32_t map_fd;         /* SLOT_MAPPED: the registered block holding the data ... */
+    uint32_t map_serial;
+    uint64_t map_offset;    /* ... and the data's offset in it */
     uint8_t coll;           /* the sender's collective (enum collie_coll) */
-    char pad[COLLIE_CACHELINE - 33];
+    char pad[COLLIE_CACHELINE - 49];
 } collie_slot_meta;
 _Static_assert(sizeof(collie_slot_meta) == COLLIE_CACHELINE, "slot meta is one cache line");
 
@@ -66,6 +72,13 @@ typedef struct collie_channel {
     char *slots;                 /* nslots * slot_stride bytes, in the receiver's memory */
     collie_counter *consumed;    /* in the receiver's memory, written by the receiver */
 } collie_channel;
+
+/* Where data lies in a rank's registered memory (collie_alloc). */
+typedef struct collie_mem_ref {
+    int32_t fd;
+    uint32_t serial;
+    uint64_t offset;
+} collie_mem_ref;
 
 struct collie_transport;
 typedef struct collie_transport_ops {
@@ -83,6 +96,11 @@ typedef struct collie_transport_ops {
     void *(*mem_alloc)(struct collie_transport *tp, size_t bytes);
     void (*mem_free)(struct collie_transport *tp, void *ptr);
     void (*destroy)(struct collie_transport *tp);
+    /* Optional: is [ptr, ptr+len) inside this rank's registered memory?  Then *ref names it. */
+    bool (*mem_find)(struct collie_transport *tp, const void *ptr, uint64_t len, collie_mem_ref *ref);
+    /* Optional: a local pointer to peer's registered data (pid owns it), or NULL. */
+    const void *(*mem_map_peer)(struct collie_transport *tp, int peer, int pid,
+                                const collie_mem_ref *ref, uint64_t len);
 } collie_transport_ops;
 
 typedef struct collie_transport {

@@ -1,0 +1,160 @@
+/*
+ * shm_mem.c — registered memory of the shm transport (collie_alloc).
+ *
+ * Every block is a memfd file mapped MAP_SHARED, so another rank of the job can map the
+ * same pages: it opens /proc/<pid>/fd/<fd> of the owner (the same permission
+ * process_vm_readv needs) and keeps the mapping in a small cache.  The executor uses
+ * this for single-copy chunks whose source lies in a block: the receiver reduces or
+ * copies straight out of the sender's buffer instead of first copying it with
+ * process_vm_readv.  A block is named by (owner, fd, serial); the serial tells a reused
+ * fd number apart.  When a mapping cannot be made the caller falls back to
+ * process_vm_readv (the descriptor still carries the address).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "transport/shm_mem.h"
+
+typedef struct shm_block {
+    char *ptr;
+    size_t bytes;
+    int fd;
+    uint32_t serial;
+    struct shm_block *next;
+} shm_block;
+
+static shm_block *blocks;
+static uint32_t next_serial;
+
+/* A peer's block mapped here. */
+typedef struct peer_map {
+    int pid, fd;
+    uint32_t serial;
+    char *base;
+    size_t bytes;
+    uint64_t last_use;
+} peer_map;
+
+#define PEER_MAPS 64
+static peer_map maps[PEER_MAPS];
+static uint64_t map_clock;
+static bool map_failed_logged;
+
+void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes) {
+    (void)tp;
+    size_t len = bytes ? (bytes + 4095) & ~(size_t)4095 : 4096;
+    shm_block *b = malloc(sizeof *b);
+    int fd = b ? memfd_create("collie-alloc", MFD_CLOEXEC) : -1;
+    void *p = MAP_FAILED;
+    if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        free(b);
+        collie_fail(COLLIE_ERR_NOMEM, "collie_alloc: cannot allocate %zu bytes of shared memory: %s",
+                    bytes, strerror(e));
+        return NULL;
+    }
+    b->ptr = p;
+    b->bytes = len;
+    b->fd = fd;
+    b->serial = ++next_serial;
+    b->next = blocks;
+    blocks = b;
+    return p;
+}
+
+void collie_shm_mem_free(collie_transport *tp, void *ptr) {
+    (void)tp;
+    for (shm_block **pp = &blocks; *pp; pp = &(*pp)->next) {
+        if ((*pp)->ptr != ptr)
+            continue;
+        shm_block *b = *pp;
+        *pp = b->next;
+        munmap(b->ptr, b->bytes);
+        close(b->fd);
+        free(b);
+        return;
+    }
+    collie_fail(COLLIE_ERR_ARG, "collie_free: %p was not returned by collie_alloc", ptr);
+}
+
+bool collie_shm_mem_find(collie_transport *tp, const void *ptr, uint64_t len, collie_mem_ref *ref) {
+    (void)tp;
+    const char *p = ptr;
+    for (const shm_block *b = blocks; b; b = b->next)
+        if (p >= b->ptr && p + len <= b->ptr + b->bytes) {
+            ref->fd = b->fd;
+            ref->serial = b->serial;
+            ref->offset = (uint64_t)(p - b->ptr);
+            return true;
+        }
+    return false;
+}
+
+/* Maps the owner's block into a free (or the least recently used) cache entry. */
+static peer_map *map_block(int pid, const collie_mem_ref *ref) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, (int)ref->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (!map_failed_logged)
+            collie_log(COLLIE_LOG_INFO, "cannot map a peer's collie_alloc block (%s: %s); "
+                       "reading it with process_vm_readv instead", path, strerror(errno));
+        map_failed_logged = true;
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return NULL;
+    peer_map *victim = &maps[0];
+    for (int i = 0; i < PEER_MAPS; i++) {
+        if (!maps[i].base) {
+            victim = &maps[i];
+            break;
+        }
+        if (maps[i].last_use < victim->last_use)
+            victim = &maps[i];
+    }
+    if (victim->base)
+        munmap(victim->base, victim->bytes);
+    *victim = (peer_map){ pid, (int)ref->fd, ref->serial, base, (size_t)st.st_size, 0 };
+    return victim;
+}
+
+const void *collie_shm_mem_map_peer(collie_transport *tp, int peer, int pid,
+                                    const collie_mem_ref *ref, uint64_t len) {
+    (void)tp;
+    (void)peer;
+    peer_map *m = NULL;
+    for (int i = 0; i < PEER_MAPS && !m; i++)
+        if (maps[i].base && maps[i].pid == pid && maps[i].fd == ref->fd && maps[i].serial == ref->serial)
+            m = &maps[i];
+    if (!m && !(m = map_block(pid, ref)))
+        return NULL;
+    if (ref->offset + len > m->bytes)
+        return NULL;
+    m->last_use = ++map_clock;
+    return m->base + ref->offset;
+}
+
+void collie_shm_mem_unmap_peers(void) {
+    for (int i = 0; i < PEER_MAPS; i++)
+        if (maps[i].base) {
+            munmap(maps[i].base, maps[i].bytes);
+            maps[i].base = NULL;
+        }
+}

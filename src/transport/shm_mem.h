@@ -1,0 +1,12 @@
+/* shm_mem.h — registered memory of the shm transport (shm_mem.c). */
+#ifndef COLLIE_SHM_MEM_H
+#define COLLIE_SHM_MEM_H
+#include "transport/transport.h"
+
+void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes);
+void collie_shm_mem_free(collie_transport *tp, void *ptr);
+bool collie_shm_mem_find(collie_transport *tp, const void *ptr, uint64_t len, collie_mem_ref *ref);
+const void *collie_shm_mem_map_peer(collie_transport *tp, int peer, int pid,
+                                    const collie_mem_ref *ref, uint64_t len);
+void collie_shm_mem_unmap_peers(void);
+#endif
