@@ -336,7 +336,7 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
         copied = op->nsrc == 1;
     }
     if (len && !copied)
-        collie_reduce_n(dst, ptrs, op->nsrc, len / req->args.elem_size, req->dtype, req->op);
+        return collie_reduce_n(dst, ptrs, op->nsrc, len / req->args.elem_size, req->dtype, req->op);
     return COLLIE_OK;
 }
 
@@ -416,8 +416,10 @@ static int op_progress(collie_request_t *req, const sched_op *op, uint32_t i, bo
             const void *ptrs[SCHED_MAX_SOURCES];
             for (int k = 0; k < op->nsrc; k++)
                 ptrs[k] = local_ptr(req, req->sched.srcs[op->src + (uint32_t)k]);
-            collie_reduce_n(local_ptr(req, op->dst), ptrs, op->nsrc,
-                            op->bytes / req->args.elem_size, req->dtype, req->op);
+            int st = collie_reduce_n(local_ptr(req, op->dst), ptrs, op->nsrc,
+                                     op->bytes / req->args.elem_size, req->dtype, req->op);
+            if (st)
+                return st;
         }
         req->progress[i] = OP_DONE;
         *moved = true;

@@ -185,7 +185,7 @@ static bool dst_is_early_input(const void *dst, const void *const *srcs, int nsr
     return false;
 }
 
-static void reduce_user(void *dst, const void *const *srcs, int nsrc, size_t count,
+static int reduce_user(void *dst, const void *const *srcs, int nsrc, size_t count,
                         size_t esize, collie_dtype_t dtype, collie_op_t op) {
     if (!dst_is_early_input(dst, srcs, nsrc)) {
         size_t chunk = esize < USER_CHUNK_BYTES ? USER_CHUNK_BYTES / esize : 1;
@@ -193,15 +193,14 @@ static void reduce_user(void *dst, const void *const *srcs, int nsrc, size_t cou
             size_t len = count - off < chunk ? count - off : chunk;
             user_chunk((char *)dst + off * esize, srcs, nsrc, off * esize, len, esize, dtype, op);
         }
-        return;
+        return COLLIE_OK;
     }
     /* dst is an input still needed after the first write: accumulate in scratch. */
     _Alignas(64) unsigned char stack_buf[SCRATCH_BYTES];
     unsigned char *buf = esize <= SCRATCH_BYTES ? stack_buf : malloc(esize);
-    if (!buf) {
-        collie_fail(COLLIE_ERR_NOMEM, "reduce: no memory for a %zu-byte element", esize);
-        abort();
-    }
+    if (!buf)
+        return collie_fail(COLLIE_ERR_NOMEM, "reduce: no memory for a %zu-byte element of a "
+                           "user operation", esize);
     size_t chunk = esize <= SCRATCH_BYTES ? SCRATCH_BYTES / esize : 1;
     for (size_t off = 0; off < count; off += chunk) {
         size_t len = count - off < chunk ? count - off : chunk;
@@ -210,26 +209,25 @@ static void reduce_user(void *dst, const void *const *srcs, int nsrc, size_t cou
     }
     if (buf != stack_buf)
         free(buf);
+    return COLLIE_OK;
 }
 
-void collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
-                     collie_dtype_t dtype, collie_op_t op) {
+int collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
+                    collie_dtype_t dtype, collie_op_t op) {
     size_t esize = collie_dtype_size(dtype);
     if (count == 0 || nsrc < 1)
-        return;
+        return COLLIE_OK;
     if (nsrc == 1) {
         if (dst != srcs[0])
             memcpy(dst, srcs[0], count * esize);
-        return;
+        return COLLIE_OK;
     }
-    if (op->id < 0) {
-        reduce_user(dst, srcs, nsrc, count, esize, dtype, op);
-        return;
-    }
+    if (op->id < 0)
+        return reduce_user(dst, srcs, nsrc, count, esize, dtype, op);
     const struct collie_kernels *t = kernels();
     if ((dtype == COLLIE_FLOAT16 || dtype == COLLIE_BFLOAT16) && op->id < COLLIE_HALF_OPS) {
         reduce_half(t->half[op->id][dtype == COLLIE_BFLOAT16], dst, srcs, nsrc, count);
-        return;
+        return COLLIE_OK;
     }
     if (op->id >= COLLIE_OPID_BAND && op->id <= COLLIE_OPID_BXOR && dtype <= COLLIE_UINT64) {
         count *= esize;   /* bitwise ops do not care about the element width */
@@ -237,10 +235,9 @@ void collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
         esize = 1;
     }
     collie_kary_fn k = dtype < COLLIE_DTYPE_BUILTIN_COUNT ? t->kary[op->id][dtype] : NULL;
-    if (!k) {
-        collie_fail(COLLIE_ERR_INTERNAL, "reduce: op %s is not defined for datatype %s",
-                    op->name, collie_dtype_name(dtype));
-        return;
-    }
+    if (!k)
+        return collie_fail(COLLIE_ERR_INTERNAL, "reduce: op %s is not defined for datatype %s",
+                           op->name, collie_dtype_name(dtype));
     reduce_kary(k, dst, srcs, nsrc, count, esize);
+    return COLLIE_OK;
 }

@@ -43,10 +43,11 @@ int collie_op_check(collie_op_t op, collie_dtype_t dtype);
  * single copy with the MPI-style fn(in, inout).  float16/bfloat16 accumulate in float32
  * across all sources and round once.  nsrc == 1 is a copy.  dst may be identical to any
  * source (same pointer); partial overlaps are not allowed.  op must be valid for dtype
- * (collie_op_check).
+ * (collie_op_check).  Returns COLLIE_OK, or an error (no memory for the scratch element
+ * of a user op larger than 16 KiB aliasing an input; op undefined for dtype).
  */
-void collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
-                     collie_dtype_t dtype, collie_op_t op);
+int collie_reduce_n(void *dst, const void *const *srcs, int nsrc, size_t count,
+                    collie_dtype_t dtype, collie_op_t op);
 
 /* Name of the kernel family chosen at run time ("avx512", "avx2", "scalar"). */
 const char *collie_reduce_isa(void);
