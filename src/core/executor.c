@@ -160,22 +160,47 @@ static int stage(collie_request_t *req, const sched_op *op, uint32_t i) {
     return COLLIE_OK;
 }
 
-/* A single-copy chunk: the receiver maps the data if it lies in registered memory, else
- * reads it with process_vm_readv. */
-static void describe_direct(const collie_request_t *req, collie_slot_hdr *h, const char *data,
-                            uint64_t len, bool staged) {
+/* Whether [data, data+len) lies in this rank's registered memory (collie_alloc). */
+static bool registered(const collie_request_t *req, const char *data, uint64_t len,
+                       collie_mem_ref *ref) {
     collie_transport *tp = req->team->tp;
+    return tp->ops->mem_find && tp->ops->mem_find(tp, data, len, ref);
+}
+
+/* A single-copy chunk: the receiver maps the data if it lies in registered memory (ref),
+ * else reads it with process_vm_readv. */
+static void describe_direct(collie_slot_hdr *h, const char *data, const collie_mem_ref *ref) {
     collie_slot_meta *m = collie_slot_meta_of(h);
-    collie_mem_ref ref;
     h->bytes |= SLOT_DIRECT;
     m->pid = (int32_t)getpid();
     m->addr = (uint64_t)(uintptr_t)data;
-    if (!staged && tp->ops->mem_find && tp->ops->mem_find(tp, data, len, &ref)) {
+    if (ref) {
         h->bytes |= SLOT_MAPPED;
-        m->map_fd = ref.fd;
-        m->map_serial = ref.serial;
-        m->map_offset = ref.offset;
+        m->map_fd = ref->fd;
+        m->map_serial = ref->serial;
+        m->map_offset = ref->offset;
     }
+}
+
+/* Writes chunk (off, len) of PUT i into slot h: single-copy for large messages; by
+ * reference when the source is registered memory no later round overwrites (the
+ * receiver reduces straight out of it); else the payload itself. */
+static void write_chunk(collie_request_t *req, uint32_t i, collie_slot_hdr *h, const char *src,
+                        uint64_t off, uint64_t len, bool direct) {
+    collie_mem_ref ref;
+    bool own_source = !req->staged[i];
+    if (direct) {
+        describe_direct(h, src + off, own_source && registered(req, src + off, len, &ref) ? &ref : NULL);
+        return;
+    }
+    const collie_transport *tp = req->team->tp;
+    if (tp->direct_ok && len >= tp->by_reference_min_bytes && own_source &&
+        req->deadline[i] == req->sched.nrounds && registered(req, src + off, len, &ref)) {
+        describe_direct(h, src + off, &ref);
+        return;
+    }
+    if (len)
+        memcpy(collie_slot_payload(h, len), src + off, len);
 }
 
 static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
@@ -185,6 +210,8 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     uint64_t *prog = &req->progress[i];
     uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
     bool direct = use_direct(req, op->bytes);
+    if (*prog == 0)
+        req->last_seq[i] = 0;
     if (direct && *prog == 0 && req->deadline[i] < req->sched.nrounds && !req->staged[i])
         if (stage(req, op, i) != COLLIE_OK)
             return COLLIE_ERR_NOMEM;
@@ -202,12 +229,9 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
         uint64_t off = *prog * csize;
         uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
         fill_header(req, h, op->bytes, len);
-        if (direct) {
-            describe_direct(req, h, src + off, len, req->staged[i] != NULL);
+        write_chunk(req, i, h, src, off, len, direct);
+        if (h->bytes & SLOT_DIRECT)
             req->last_seq[i] = s;
-        } else if (len) {
-            memcpy(collie_slot_payload(h, len), src + off, len);
-        }
         atomic_store_explicit(&h->seq, s, memory_order_release);
         tp->sent[q] = s;
         (*prog)++;
@@ -222,8 +246,8 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
         req->blocked_on_credit = true;
         return COLLIE_TIMEOUT;
     }
-    /* A single-copy PUT is done only when the peer has read the data. */
-    if (direct && atomic_load_explicit(&ch->consumed->value, memory_order_acquire) < req->last_seq[i]) {
+    /* A PUT with single-copy chunks is done only when the peer has read the data. */
+    if (req->last_seq[i] && atomic_load_explicit(&ch->consumed->value, memory_order_acquire) < req->last_seq[i]) {
         req->blocked_peer = q;
         req->blocked_on_credit = true;
         return COLLIE_TIMEOUT;

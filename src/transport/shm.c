@@ -337,6 +337,7 @@ int collie_shm_create(collie_transport **out) {
     tp->shared_memory = true;
     tp->oversubscribed = size > count_cpus();
     tp->direct_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
+    tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
     snprintf(im->name, sizeof im->name, "/collie-%s", job);
     uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
     uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;

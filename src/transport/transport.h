@@ -118,6 +118,7 @@ typedef struct collie_transport {
     bool shared_memory;          /* peers can read each other's memory (flat algorithms) */
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
+    uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     int oversubscribed;          /* more ranks than cores: spin less */
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
