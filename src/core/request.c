@@ -227,17 +227,19 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
         }
         if (now >= until)
             return COLLIE_TIMEOUT;
-        collie_wake_flush(team->tp);
         if (now - start < team->spin_ns) {
             for (int i = 0; i < POLLS_PER_CLOCK; i++) {
                 cpu_relax();
                 if ((st = progress_queue(team, req)) != COLLIE_TIMEOUT)
                     return st;
             }
+            /* Not at once: the fence would wait for the notifications just stored. */
+            collie_wake_flush(team->tp);
             continue;
         }
         if (yields < team->max_yields) {
             yields++;
+            collie_wake_flush(team->tp);
             sched_yield();
         } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {
             return st;
