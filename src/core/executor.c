@@ -203,6 +203,15 @@ static void write_chunk(collie_request_t *req, uint32_t i, collie_slot_hdr *h, c
         memcpy(collie_slot_payload(h, len), src + off, len);
 }
 
+/* Tells the waiting loop which word to watch: the head request can go on once
+ * *word >= value (the first such word of a pass is enough). */
+static void note_wait(collie_request_t *req, const _Atomic uint64_t *word, uint64_t value) {
+    if (!req->team->wait_word) {
+        req->team->wait_word = word;
+        req->team->wait_value = value;
+    }
+}
+
 static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
     collie_transport *tp = req->team->tp;
     int q = op->peer;
@@ -244,12 +253,14 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     if (*prog < n) {
         req->blocked_peer = q;
         req->blocked_on_credit = true;
+        note_wait(req, &ch->consumed->value, tp->sent[q] + 1 - tp->nslots);
         return COLLIE_TIMEOUT;
     }
     /* A PUT with single-copy chunks is done only when the peer has read the data. */
     if (req->last_seq[i] && atomic_load_explicit(&ch->consumed->value, memory_order_acquire) < req->last_seq[i]) {
         req->blocked_peer = q;
         req->blocked_on_credit = true;
+        note_wait(req, &ch->consumed->value, req->last_seq[i]);
         return COLLIE_TIMEOUT;
     }
     *prog = OP_DONE;
@@ -289,11 +300,14 @@ static int direct_read(int peer, collie_slot_hdr *h, void *dst, uint64_t len) {
 }
 
 /* Returns the slot header of peer's next chunk, or NULL if it has not arrived. */
-static collie_slot_hdr *incoming_head(collie_transport *tp, int peer) {
+static collie_slot_hdr *incoming_head(collie_request_t *req, int peer) {
+    collie_transport *tp = req->team->tp;
     uint64_t s = tp->received[peer] + 1;
     collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
-    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
+        note_wait(req, &h->seq, s);
         return NULL;
+    }
     return h;
 }
 
@@ -374,7 +388,7 @@ static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i
         for (int k = 0; k < op->nsrc; k++) {
             if (srcs[k].buf != SBUF_IN)
                 continue;
-            heads[k] = incoming_head(tp, srcs[k].peer);
+            heads[k] = incoming_head(req, srcs[k].peer);
             if (!heads[k]) {
                 req->blocked_peer = srcs[k].peer;
                 req->blocked_on_credit = false;

@@ -22,6 +22,10 @@ struct collie_team {
     uint64_t spin_ns;               /* poll this long before sleeping */
     int max_yields;                 /* then give the core away this often before sleeping */
     uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
+    /* Set by the executor when the head request waits: a word that changes when it may go
+     * on (a slot's seq, a channel's consumed counter), and the value it waits for. */
+    const _Atomic uint64_t *wait_word;
+    uint64_t wait_value;
     /* Plans of recent blocking calls, reused when a call repeats (see api.c). */
     collie_request_t *cache[16];
     unsigned cache_next;

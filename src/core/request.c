@@ -128,6 +128,7 @@ int collie_start(collie_request_t *req) {
 
 /* Progresses the team's queue in order until req is done or the head must wait. */
 static int progress_queue(collie_team_t *team, collie_request_t *req) {
+    team->wait_word = NULL;
     while (req->active && team->head) {
         collie_request_t *head = team->head;
         int st = collie_exec_progress(head);
@@ -201,6 +202,20 @@ static int watch_stall(collie_team_t *team, uint64_t now) {
     return COLLIE_OK;
 }
 
+/* Polls the word the head request waits for (team->wait_word) until it changes, a few
+ * hundred loads at most, pausing every 8th: reacts within a load of the change instead of
+ * a pause plus a pass of the executor.  Without a word, one pause. */
+static void watch_word(const collie_team_t *team) {
+    const _Atomic uint64_t *w = team->wait_word;
+    if (!w) {
+        cpu_relax();
+        return;
+    }
+    for (int j = 0; j < 256 && atomic_load_explicit(w, memory_order_acquire) < team->wait_value; j++)
+        if ((j & 7) == 7)
+            cpu_relax();
+}
+
 /* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
 #define POLLS_PER_CLOCK 32
 
@@ -229,7 +244,7 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
             return COLLIE_TIMEOUT;
         if (now - start < team->spin_ns) {
             for (int i = 0; i < POLLS_PER_CLOCK; i++) {
-                cpu_relax();
+                watch_word(team);
                 if ((st = progress_queue(team, req)) != COLLIE_TIMEOUT)
                     return st;
             }
