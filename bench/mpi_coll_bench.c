@@ -1,14 +1,18 @@
 /*
- * mpi_coll_bench.c — the MPI side of bench/compare.sh: times MPI_Allreduce / MPI_Reduce /
+ * mpi_coll_bench.c — the MPI side of bench/compare: times MPI_Allreduce / MPI_Reduce /
  * MPI_Bcast exactly the way collie-bench times collie (warm-up, rank 0 picks an iteration
  * count for ~100 ms and broadcasts it, a barrier, then `iters` back-to-back calls timed
  * on each rank; a rank's time = elapsed / iters; avg/min/max over ranks), float64 sum,
- * root 0, and prints the same columns.
+ * root 0, and prints the same columns (max_us, the slowest rank, is what bench/compare
+ * uses).  The header names the MPI library (MPI_Get_library_version), so a run shows
+ * which libmpi it really loaded (bench/compare runs an MPICH-built binary on Intel MPI).
  *
  *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
  */
+#include <limits.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,8 @@ static long parse_size(const char *s) {
 
 static int parse(int argc, char **argv, opts *o) {
     *o = (opts){ "allreduce", 8, 1 << 20, 2, 0 };
+    if ((argc - 1) % 2 != 0)
+        return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--coll"))
             o->coll = argv[i + 1];
@@ -44,7 +50,11 @@ static int parse(int argc, char **argv, opts *o) {
         else
             return -1;
     }
-    return strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast") ? -1 : 0;
+    if (strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast"))
+        return -1;
+    /* sizes in whole float64 elements that fit an int count; a step that grows */
+    bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes && o->max_bytes / 8 <= INT_MAX;
+    return sizes_ok && o->factor >= 2 && o->iters >= 0 ? 0 : -1;
 }
 
 static void one_call(const opts *o, double *in, double *out, int count) {
@@ -88,6 +98,19 @@ static void bench_size(const opts *o, long bytes, int rank, int size, double *in
     if (rank == 0)
         printf("%9ld %7d %8ld %8.2f %8.2f %8.2f %6.2f  mpi\n", (long)count * 8, count, iters,
                sum / size, mn, mx, (double)count * 8 / (sum / size) / 1e3);
+    if (rank == 0)
+        fflush(stdout);   /* rows reach bench/compare even if a later size times out */
+}
+
+/* First line of MPI_Get_library_version, e.g. "Open MPI v4.1.4, ..." or "MPICH Version: 4.0.2". */
+static void print_library(void) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    version[strcspn(version, "\n")] = '\0';
+    for (char *c = version; *c; c++)
+        *c = *c == '\t' ? ' ' : *c;
+    printf("# library: %s\n", version);
 }
 
 int main(int argc, char **argv) {
@@ -99,15 +122,18 @@ int main(int argc, char **argv) {
     if (parse(argc, argv, &o) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
-                            "[--max-bytes N] [--step-factor K] [--iters N]\n");
+                            "[--max-bytes N] [--step-factor K] [--iters N]\n"
+                            "  (sizes: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n");
         MPI_Finalize();
         return 2;
     }
     double *in = malloc((size_t)o.max_bytes + 64), *out = malloc((size_t)o.max_bytes + 64);
     for (long i = 0; i < o.max_bytes / 8; i++)
         in[i] = out[i] = (double)(rank + i % 7);
-    if (rank == 0)
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum\n", o.coll, size);
+    if (rank == 0) {
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0\n", o.coll, size);
+        print_library();
+    }
     for (long b = o.min_bytes; b <= o.max_bytes; b *= o.factor)
         bench_size(&o, b, rank, size, in, out);
     free(in);
