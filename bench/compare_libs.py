@@ -95,10 +95,15 @@ class Collie(Library):
         self.version = "collie (this tree), collie-bench --mode blocking --algo auto"
         return None
 
+    def configs(self, coll, with_forced):
+        # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc
+        # (registered memory: large messages can skip a copy)
+        return [("auto", [], {}), ("collie_alloc", ["--collie-alloc"], {})]
+
     def command(self, nprocs, coll, config, seg, iters, limit):
         # collie-run's own timeout a little above ours, so ours decides and rows survive
         return [self.run, "-n", str(nprocs), "--timeout", str(int(limit) + 30), "--",
-                self.binary, "--mode", "blocking", "--algo", "auto"] + \
+                self.binary, "--mode", "blocking", "--algo", "auto"] + config[1] + \
             self.bench_args(coll, seg, iters), {}
 
 
@@ -164,7 +169,7 @@ class IntelMPI(Library):
     libmpi.so; the "# library:" line of a test run proves which library is loaded."""
 
     name = "intelmpi"
-    env = {"I_MPI_FABRICS": "shm"}
+    env = {"I_MPI_FABRICS": "shm", "I_MPI_PIN": "0"}   # unpinned, like the others
 
     def __init__(self, workdir, venv):
         super().__init__(workdir)

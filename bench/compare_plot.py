@@ -4,7 +4,7 @@ environment's python, which has matplotlib):
   python compare_plot.py SUMMARY_CSV OUT_DIR
 
 <coll>.png: latency vs message size, one panel per team size P, one line per library
-(collie; each MPI's auto, solid; each MPI's best forced algorithm per size, dashed).
+(collie, and dotted with collie_alloc buffers; each MPI's auto, solid; each MPI's best forced algorithm per size, dashed).
 ratio.png: collie / best peer vs size, one line per (collective, P).
 """
 import csv
@@ -51,6 +51,8 @@ def plot_coll(coll, rows, out_dir):
     for ax, team in zip(axes.flat, teams):
         mine = [r for r in rows if int(r["P"]) == team]
         draw_line(ax, series(mine, "collie_us"), "collie", COLORS["collie"], "-")
+        draw_line(ax, series(mine, "collie_alloc_us"), "collie, collie_alloc buffers",
+                  COLORS["collie"], ":")
         for peer in PEERS:
             draw_line(ax, series(mine, f"{peer}_auto_us"), f"{peer} auto", COLORS[peer], "-")
             draw_line(ax, series(mine, f"{peer}_forced_us"), f"{peer} best forced",
