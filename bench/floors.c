@@ -10,8 +10,8 @@
  *              FUTEX_WAIT and is woken by the other's FUTEX_WAKE (no spinning), on two
  *              cores and on one core.
  *   bandwidth  memcpy and a 2-input float64 sum (dst[i] = a[i] + b[i]) per size, one
- *              process, and at 64 MiB with every core doing the same at once (the
- *              aggregate is what a collective with all ranks copying gets).  GB/s counts
+ *              process, and at 8 and 64 MiB with two processes (cores 0 and 1) doing the
+ *              same at once (the total is what a collective with both cores copying gets).  GB/s counts
  *              bytes read + written (memcpy 2×size, sum 3×size).
  *
  *   usage: floors [--quick] [pingpong] [futex] [bandwidth]   (default: all three)
@@ -294,9 +294,13 @@ static void run_bandwidth(void) {
             row("bandwidth", what, kernel_gbs(sizes[i], sum), "GB/s");
         }
     }
-    for (int sum = 0; ncores() >= 2 && sum <= 1; sum++) {
-        snprintf(what, sizeof what, "%s 65536 KiB, 2 processes (total)", sum ? "sum2 f64" : "memcpy");
-        row("bandwidth", what, kernel_gbs_two(64 << 20, sum), "GB/s");
+    static const size_t both[] = { 8 << 20, 64 << 20 };
+    for (size_t i = 0; ncores() >= 2 && i < sizeof both / sizeof both[0]; i++) {
+        for (int sum = 0; sum <= 1; sum++) {
+            snprintf(what, sizeof what, "%s %zu KiB, 2 processes (total)",
+                     sum ? "sum2 f64" : "memcpy", both[i] >> 10);
+            row("bandwidth", what, kernel_gbs_two(both[i], sum), "GB/s");
+        }
     }
 }
 
