@@ -2,8 +2,10 @@
 binary, how to launch it at P ranks, and which algorithms can be forced.
 
 Every library runs the same timing loop (tools/collie-bench.c for collie,
-bench/mpi_coll_bench.c for the MPIs: warm-up, ~100 ms of back-to-back calls after a
-barrier, the slowest rank's mean per call) and prints the same columns.  A "config" is
+bench/mpi_coll_bench.c for the MPIs: warm-up, rank 0 calibrates ~100 ms of calls, then
+each call timed alone after a barrier (--barrier-each; or, with --timing loop,
+back-to-back calls after one barrier), the slowest rank's mean per call) and prints the
+same columns.  A "config" is
 "auto" (the library's own choice) or one forced algorithm:
 
   Open MPI 4.1  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N
@@ -73,11 +75,16 @@ class Library:
         out = [("auto", [], {})]
         return out + (self.forced(coll) if with_forced else [])
 
+    barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
+
     def bench_args(self, coll, seg, iters):
         lo, hi, factor = seg
         args = ["--coll", coll, "--min-bytes", str(lo), "--max-bytes", str(hi),
                 "--step-factor", str(factor)]
-        return args + (["--iters", str(iters)] if iters else [])
+        return args + (["--iters", str(iters)] if iters else []) + self.timing_args()
+
+    def timing_args(self):
+        return ["--barrier-each", "1" if self.barrier_each else "0"]
 
 
 class Collie(Library):
@@ -94,6 +101,9 @@ class Collie(Library):
                 return f"{f} not built (run bash scripts/setup.sh, or pass --build-dir)"
         self.version = "collie (this tree), collie-bench --mode blocking --algo auto"
         return None
+
+    def timing_args(self):
+        return ["--barrier-each"] if self.barrier_each else []
 
     def configs(self, coll, with_forced):
         # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc

@@ -26,7 +26,7 @@ def number(text):
 
 
 def series(rows, column):
-    pts = [(int(r["bytes"]), number(r[column])) for r in rows]
+    pts = [(int(r["bytes"]), number(r.get(column))) for r in rows]
     return [p for p in pts if p[1] is not None]
 
 

@@ -9,6 +9,11 @@
  *
  *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
+ *                               [--barrier-each 0|1]
+ *
+ * --barrier-each 1 (collie-bench --barrier-each): a barrier before every timed call, and
+ * only the calls are timed, so successive calls cannot overlap (a rooted collective's
+ * root may otherwise start the next call while the others still finish this one).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -19,7 +24,7 @@
 
 typedef struct opts {
     const char *coll;
-    long min_bytes, max_bytes, factor, iters;
+    long min_bytes, max_bytes, factor, iters, barrier_each;
 } opts;
 
 static long parse_size(const char *s) {
@@ -33,7 +38,7 @@ static long parse_size(const char *s) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0 };
+    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0, 0 };
     if ((argc - 1) % 2 != 0)
         return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -47,6 +52,8 @@ static int parse(int argc, char **argv, opts *o) {
             o->factor = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--iters"))
             o->iters = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--barrier-each"))
+            o->barrier_each = atol(argv[i + 1]);
         else
             return -1;
     }
@@ -54,7 +61,8 @@ static int parse(int argc, char **argv, opts *o) {
         return -1;
     /* sizes in whole float64 elements that fit an int count; a step that grows */
     bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes && o->max_bytes / 8 <= INT_MAX;
-    return sizes_ok && o->factor >= 2 && o->iters >= 0 ? 0 : -1;
+    bool flags_ok = o->iters >= 0 && (o->barrier_each == 0 || o->barrier_each == 1);
+    return sizes_ok && o->factor >= 2 && flags_ok ? 0 : -1;
 }
 
 static void one_call(const opts *o, double *in, double *out, int count) {
@@ -82,16 +90,36 @@ static long decide_iters(const opts *o, double *in, double *out, int count) {
     return iters;
 }
 
+/* A barrier, then iters back-to-back calls: seconds elapsed. */
+static double time_back_to_back(const opts *o, double *in, double *out, int count, long iters) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        one_call(o, in, out, count);
+    return MPI_Wtime() - t0;
+}
+
+/* --barrier-each 1: every call timed alone after a barrier; the sum of the call times. */
+static double time_each_after_barrier(const opts *o, double *in, double *out, int count,
+                                      long iters) {
+    double total = 0;
+    for (long i = 0; i < iters; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        one_call(o, in, out, count);
+        total += MPI_Wtime() - t0;
+    }
+    return total;
+}
+
 static void bench_size(const opts *o, long bytes, int rank, int size, double *in, double *out) {
     int count = (int)(bytes / 8);
     for (int i = 0; i < 10; i++)
         one_call(o, in, out, count);
     long iters = decide_iters(o, in, out, count);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < iters; i++)
-        one_call(o, in, out, count);
-    double us = (MPI_Wtime() - t0) / (double)iters * 1e6, sum, mn, mx;
+    double seconds = o->barrier_each ? time_each_after_barrier(o, in, out, count, iters)
+                                     : time_back_to_back(o, in, out, count, iters);
+    double us = seconds / (double)iters * 1e6, sum, mn, mx;
     MPI_Reduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&us, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(&us, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -122,7 +150,7 @@ int main(int argc, char **argv) {
     if (parse(argc, argv, &o) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
-                            "[--max-bytes N] [--step-factor K] [--iters N]\n"
+                            "[--max-bytes N] [--step-factor K] [--iters N] [--barrier-each 0|1]\n"
                             "  (sizes: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n");
         MPI_Finalize();
         return 2;
@@ -131,7 +159,8 @@ int main(int argc, char **argv) {
     for (long i = 0; i < o.max_bytes / 8; i++)
         in[i] = out[i] = (double)(rank + i % 7);
     if (rank == 0) {
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0\n", o.coll, size);
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s\n", o.coll, size,
+               o.barrier_each ? " barrier-each" : "");
         print_library();
     }
     for (long b = o.min_bytes; b <= o.max_bytes; b *= o.factor)

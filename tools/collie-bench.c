@@ -226,12 +226,30 @@ static long decide_iters(const bench *b, collie_request_t *req, size_t count) {
     return (long)aux_bcast0(b, n);
 }
 
+/* --barrier-each: the sum of iters calls' times, each call alone after a barrier. */
+static uint64_t time_each_after_barrier(const bench *b, collie_request_t *req, size_t count,
+                                        long iters) {
+    uint64_t total = 0;
+    for (long i = 0; i < iters; i++) {
+        aux_barrier(b);
+        uint64_t t0 = collie_now_ns();
+        must(b, run_once(b, req, count));
+        total += collie_now_ns() - t0;
+    }
+    return total;
+}
+
 /* Times iters calls after a barrier; fills b->tout with every rank's µs per call. */
 static void measure(const bench *b, collie_request_t *req, size_t count, long iters) {
     aux_barrier(b);
-    uint64_t t0 = collie_now_ns();
-    run_loop(b, req, count, iters);
-    double us = (double)(collie_now_ns() - t0) / 1e3 / (double)iters;
+    uint64_t t0 = collie_now_ns(), ns;
+    if (b->o.barrier_each) {
+        ns = time_each_after_barrier(b, req, count, iters);
+    } else {
+        run_loop(b, req, count, iters);
+        ns = collie_now_ns() - t0;
+    }
+    double us = (double)ns / 1e3 / (double)iters;
     memset(b->tin, 0, sizeof(double) * (size_t)b->P);
     b->tin[b->rank] = us;
     aux_allreduce(b, b->tin, b->tout, (size_t)b->P, COLLIE_FLOAT64, COLLIE_SUM);
@@ -385,8 +403,9 @@ static void print_header(const bench *b) {
         printf(" op=%s", collie_op_name(b->o.op));
     if (b->o.coll == COLL_REDUCE || b->o.coll == COLL_BCAST)
         printf(" root=%d", b->o.root);
-    printf(" algo=%s mode=%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
-           mode_names[b->o.mode], b->o.in_place ? " in-place" : "");
+    printf(" algo=%s mode=%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
+           mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
+           b->o.barrier_each ? " barrier-each" : "");
     printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }
 
