@@ -17,7 +17,8 @@
  *   usage: floors [--quick] [pingpong] [futex] [bandwidth]   (default: all three)
  *
  * Two processes share an anonymous MAP_SHARED mapping; every wait has a deadline, so a
- * dead or descheduled partner gives an error, not a hang.  Best of 3 runs per figure.
+ * dead or descheduled partner gives an error, not a hang.  Latencies: the fastest of 101
+ * batches (the floor) and the median batch; bandwidths: the best of 9 runs.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -140,8 +141,20 @@ static void reap(pid_t child) {
     }
 }
 
-/* Round trips of the ping-pong; returns ns per one-way message (best of 3). */
-static double pingpong(int core_a, int core_b, enum wait_kind kind, long rounds) {
+#define BATCHES 101
+
+typedef struct latency {
+    double min, median;          /* ns per one-way message, over the batches */
+} latency;
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* BATCHES batches of `rounds` round trips; the fastest batch is the floor, the median
+ * shows what a loaded machine gives (other processes preempt some batches). */
+static latency pingpong(int core_a, int core_b, enum wait_kind kind, long rounds) {
     shared *s = map_shared();
     pid_t child = fork();
     if (child < 0) {
@@ -150,27 +163,27 @@ static double pingpong(int core_a, int core_b, enum wait_kind kind, long rounds)
     }
     if (child == 0) {
         pin(core_b);
-        for (uint32_t i = 1; i <= 3 * (uint32_t)rounds; i++) {
+        for (uint32_t i = 1; i <= BATCHES * (uint32_t)rounds; i++) {
             wait_for(&s->ping, i, kind);
             post(&s->pong, i, kind);
         }
         _exit(0);
     }
     pin(core_a);
-    double best = 1e300;
-    for (uint32_t run = 0, i = 0; run < 3; run++) {
+    double one_way[BATCHES];
+    for (uint32_t batch = 0, i = 0; batch < BATCHES; batch++) {
         uint64_t t0 = now_ns();
         for (long r = 0; r < rounds; r++) {
             post(&s->ping, ++i, kind);
             wait_for(&s->pong, i, kind);
         }
-        double one_way = (double)(now_ns() - t0) / (double)rounds / 2;
-        best = one_way < best ? one_way : best;
+        one_way[batch] = (double)(now_ns() - t0) / (double)rounds / 2;
     }
     reap(child);
     munmap(s, sizeof *s);
     unpin();
-    return best;
+    qsort(one_way, BATCHES, sizeof one_way[0], by_value);
+    return (latency){ one_way[0], one_way[BATCHES / 2] };
 }
 
 /* ---- bandwidth ----------------------------------------------------------------------- */
@@ -216,18 +229,18 @@ static uint64_t time_kernel(buffers *m, size_t bytes, int sum, long iters) {
     return now_ns() - t0;
 }
 
-/* GB/s (bytes read + written per ns), best of 3 runs of ~target ms each. */
+/* GB/s (bytes read + written per ns), best of 9 runs of ~target ms each. */
 static double kernel_gbs(size_t bytes, int sum) {
     buffers m;
     alloc_buffers(&m, bytes);
-    double target = quick ? 20e6 : 100e6;
+    double target = quick ? 5e6 : 30e6;
     long iters = 1;
     uint64_t t;
     while ((t = time_kernel(&m, bytes, sum, iters)) < target / 10 && iters < (1L << 30))
         iters *= 2;
     iters = (long)((double)iters * target / (double)(t ? t : 1)) + 1;
     uint64_t best = UINT64_MAX;
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 9; r++) {
         t = time_kernel(&m, bytes, sum, iters);
         best = t < best ? t : best;
     }
@@ -268,20 +281,26 @@ static void row(const char *group, const char *what, double v, const char *unit)
     fflush(stdout);
 }
 
+static void latency_row(const char *group, const char *what, latency l) {
+    printf("%-10s %-36s %10.1f ns one-way (median of batches %.1f)\n", group, what, l.min,
+           l.median);
+    fflush(stdout);
+}
+
 static void run_pingpong(void) {
-    long spin_rounds = quick ? 20000 : 200000, yield_rounds = quick ? 2000 : 20000;
+    long spin_rounds = quick ? 200 : 2000, yield_rounds = quick ? 20 : 200;
     if (ncores() >= 2)
-        row("pingpong", "spin, pinned to cores 0 and 1", pingpong(0, 1, SPIN, spin_rounds), "ns one-way");
+        latency_row("pingpong", "spin, pinned to cores 0 and 1", pingpong(0, 1, SPIN, spin_rounds));
     if (ncores() >= 2)
-        row("pingpong", "spin, unpinned", pingpong(-1, -1, SPIN, spin_rounds), "ns one-way");
-    row("pingpong", "spin+yield, both on core 0", pingpong(0, 0, SPIN_YIELD, yield_rounds), "ns one-way");
+        latency_row("pingpong", "spin, unpinned", pingpong(-1, -1, SPIN, spin_rounds));
+    latency_row("pingpong", "spin+yield, both on core 0", pingpong(0, 0, SPIN_YIELD, yield_rounds));
 }
 
 static void run_futex(void) {
-    long rounds = quick ? 2000 : 20000;
+    long rounds = quick ? 20 : 200;
     if (ncores() >= 2)
-        row("futex", "wake-up, pinned to cores 0 and 1", pingpong(0, 1, FUTEX, rounds), "ns one-way");
-    row("futex", "wake-up, both on core 0", pingpong(0, 0, FUTEX, rounds), "ns one-way");
+        latency_row("futex", "wake-up, pinned to cores 0 and 1", pingpong(0, 1, FUTEX, rounds));
+    latency_row("futex", "wake-up, both on core 0", pingpong(0, 0, FUTEX, rounds));
 }
 
 static void run_bandwidth(void) {
