@@ -74,14 +74,18 @@ static void one_call(const opts *o, double *in, double *out, int count) {
         MPI_Bcast(in, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
-/* Rank 0 times 5 calls (every rank makes them, so the calls match) and picks an
- * iteration count of about 100 ms, 10 … 10000; everyone gets it by broadcast. */
+/* Rank 0 times 5 calls (every rank makes them, so the calls match; with --barrier-each 1
+ * each after a barrier) and picks an iteration count of about 100 ms, 10 … 10000;
+ * everyone gets it by broadcast. */
 static long decide_iters(const opts *o, double *in, double *out, int count) {
     long iters = o->iters;
     if (!iters) {
         double t0 = MPI_Wtime();
-        for (int n = 0; n < 5; n++)
+        for (int n = 0; n < 5; n++) {
+            if (o->barrier_each)
+                MPI_Barrier(MPI_COMM_WORLD);   /* part of each iteration's cost */
             one_call(o, in, out, count);
+        }
         double per = (MPI_Wtime() - t0) / 5;
         iters = (long)(0.1 / (per > 1e-9 ? per : 1e-9));
         iters = iters < 10 ? 10 : iters > 10000 ? 10000 : iters;

@@ -219,7 +219,11 @@ static long decide_iters(const bench *b, collie_request_t *req, size_t count) {
     if (b->o.iters > 0)
         return b->o.iters;
     uint64_t t0 = collie_now_ns();
-    run_loop(b, req, count, CALIBRATION_CALLS);
+    for (int i = 0; i < CALIBRATION_CALLS; i++) {
+        if (b->o.barrier_each)
+            aux_barrier(b);   /* part of each iteration's cost, so the ~100 ms holds */
+        must(b, run_once(b, req, count));
+    }
     double per_call = (double)(collie_now_ns() - t0) / CALIBRATION_CALLS;
     double want = TARGET_NS / (per_call > 1 ? per_call : 1);
     int64_t n = want < MIN_ITERS ? MIN_ITERS : want > MAX_ITERS ? MAX_ITERS : (int64_t)want;
