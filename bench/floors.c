@@ -133,6 +133,15 @@ static shared *map_shared(void) {
     return s;
 }
 
+static pid_t fork_or_die(void) {
+    pid_t child = fork();
+    if (child < 0) {
+        perror("floors: fork");
+        exit(1);
+    }
+    return child;
+}
+
 static void reap(pid_t child) {
     int status = 0;
     if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -156,11 +165,7 @@ static int by_value(const void *a, const void *b) {
  * shows what a loaded machine gives (other processes preempt some batches). */
 static latency pingpong(int core_a, int core_b, enum wait_kind kind, long rounds) {
     shared *s = map_shared();
-    pid_t child = fork();
-    if (child < 0) {
-        perror("floors: fork");
-        exit(1);
-    }
+    pid_t child = fork_or_die();
     if (child == 0) {
         pin(core_b);
         for (uint32_t i = 1; i <= BATCHES * (uint32_t)rounds; i++) {
@@ -251,11 +256,7 @@ static double kernel_gbs(size_t bytes, int sum) {
 /* Both processes run the kernel at once, pinned to cores 0 and 1; returns the sum. */
 static double kernel_gbs_two(size_t bytes, int sum) {
     shared *s = map_shared();
-    pid_t child = fork();
-    if (child < 0) {
-        perror("floors: fork");
-        exit(1);
-    }
+    pid_t child = fork_or_die();
     if (child == 0) {
         pin(1);
         atomic_fetch_add(&s->ready, 1);
