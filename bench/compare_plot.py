@@ -60,7 +60,8 @@ def plot_coll(coll, rows, out_dir):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
-        ax.set_title(f"{coll}, P = {team}, float64 sum")
+        ax.set_title(f"{coll}, P = {team}, float64" + (" sum" if coll != "bcast" else "") +
+                     (", root 0" if coll != "allreduce" else ""))
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("µs per call (slowest rank)")
         ax.grid(True, which="both", alpha=0.3)
