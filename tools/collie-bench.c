@@ -283,11 +283,14 @@ static void report(const bench *b, size_t count, long iters, const char *label, 
         mn = b->tout[r] < mn ? b->tout[r] : mn;
         mx = b->tout[r] > mx ? b->tout[r] : mx;
     }
-    printf("%9llu%8zu%9ld%9.2f%9.2f%9.2f", (unsigned long long)bytes, count, iters, avg, mn, mx);
+    /* same widths as the header; a space before every field keeps columns apart when a
+     * value outgrows its width (a call of 100 ms or more, a count of 8 digits) */
+    printf("%9llu %7zu %8ld %8.2f %8.2f %8.2f", (unsigned long long)bytes, count, iters, avg,
+           mn, mx);
     if (b->o.coll == COLL_BARRIER)
         printf("%7s  %s\n", "-", label);
     else
-        printf("%7.2f  %s\n", avg > 0 ? (double)bytes / (avg * 1e3) : 0.0, label);
+        printf(" %6.2f  %s\n", avg > 0 ? (double)bytes / (avg * 1e3) : 0.0, label);
     for (int r = 0; b->o.per_rank && r < b->P; r++)
         printf("#   rank %4d %9.2f us\n", r, b->tout[r]);
     if (!b->csv)
