@@ -16,6 +16,7 @@ command -v python3 >/dev/null || need+=(python3)   # bench/compare (its smoke te
 if [ "${WITH_MPI:-0}" = 1 ]; then
   command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
   command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
+  python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)   # bench/compare's venv
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
