@@ -10,9 +10,9 @@ same columns.  A "config" is
 
   Open MPI 4.1  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N
   MPICH 4.0     MPIR_CVAR_<COLL>_INTRA_ALGORITHM=name, MPIR_CVAR_DEVICE_COLLECTIVES=none
-  Intel MPI     I_MPI_ADJUST_<COLL>=N (numbers as in Intel's reference; not every number
-                is valid for every P — Intel MPI then uses its default, so such a config
-                measures the default again and cannot win unfairly)
+  Intel MPI     I_MPI_ADJUST_<COLL>=N (numbers as in Intel's reference; Intel MPI does not
+                report whether it applied a number or fell back to its own choice, so a
+                config's name says what was asked for)
 """
 import os
 import shutil
