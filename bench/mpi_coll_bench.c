@@ -1,21 +1,30 @@
 /*
- * mpi_coll_bench.c — the MPI side of bench/compare.sh: times MPI_Allreduce / MPI_Reduce /
+ * mpi_coll_bench.c — the MPI side of bench/compare: times MPI_Allreduce / MPI_Reduce /
  * MPI_Bcast exactly the way collie-bench times collie (warm-up, rank 0 picks an iteration
  * count for ~100 ms and broadcasts it, a barrier, then `iters` back-to-back calls timed
  * on each rank; a rank's time = elapsed / iters; avg/min/max over ranks), float64 sum,
- * root 0, and prints the same columns.
+ * root 0, and prints the same columns (max_us, the slowest rank, is what bench/compare
+ * uses).  The header names the MPI library (MPI_Get_library_version), so a run shows
+ * which libmpi it really loaded (bench/compare runs an MPICH-built binary on Intel MPI).
  *
  *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
+ *                               [--barrier-each 0|1]
+ *
+ * --barrier-each 1 (collie-bench --barrier-each): a barrier before every timed call, and
+ * only the calls are timed, so successive calls cannot overlap (a rooted collective's
+ * root may otherwise start the next call while the others still finish this one).
  */
+#include <limits.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct opts {
     const char *coll;
-    long min_bytes, max_bytes, factor, iters;
+    long min_bytes, max_bytes, factor, iters, barrier_each;
 } opts;
 
 static long parse_size(const char *s) {
@@ -29,7 +38,9 @@ static long parse_size(const char *s) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0 };
+    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0, 0 };
+    if ((argc - 1) % 2 != 0)
+        return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--coll"))
             o->coll = argv[i + 1];
@@ -41,10 +52,17 @@ static int parse(int argc, char **argv, opts *o) {
             o->factor = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--iters"))
             o->iters = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--barrier-each"))
+            o->barrier_each = atol(argv[i + 1]);
         else
             return -1;
     }
-    return strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast") ? -1 : 0;
+    if (strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast"))
+        return -1;
+    /* sizes in whole float64 elements that fit an int count; a step that grows */
+    bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes && o->max_bytes / 8 <= INT_MAX;
+    bool flags_ok = o->iters >= 0 && (o->barrier_each == 0 || o->barrier_each == 1);
+    return sizes_ok && o->factor >= 2 && flags_ok ? 0 : -1;
 }
 
 static void one_call(const opts *o, double *in, double *out, int count) {
@@ -56,14 +74,18 @@ static void one_call(const opts *o, double *in, double *out, int count) {
         MPI_Bcast(in, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
-/* Rank 0 times 5 calls (every rank makes them, so the calls match) and picks an
- * iteration count of about 100 ms, 10 … 10000; everyone gets it by broadcast. */
+/* Rank 0 times 5 calls (every rank makes them, so the calls match; with --barrier-each 1
+ * each after a barrier) and picks an iteration count of about 100 ms, 10 … 10000;
+ * everyone gets it by broadcast. */
 static long decide_iters(const opts *o, double *in, double *out, int count) {
     long iters = o->iters;
     if (!iters) {
         double t0 = MPI_Wtime();
-        for (int n = 0; n < 5; n++)
+        for (int n = 0; n < 5; n++) {
+            if (o->barrier_each)
+                MPI_Barrier(MPI_COMM_WORLD);   /* part of each iteration's cost */
             one_call(o, in, out, count);
+        }
         double per = (MPI_Wtime() - t0) / 5;
         iters = (long)(0.1 / (per > 1e-9 ? per : 1e-9));
         iters = iters < 10 ? 10 : iters > 10000 ? 10000 : iters;
@@ -72,22 +94,55 @@ static long decide_iters(const opts *o, double *in, double *out, int count) {
     return iters;
 }
 
+/* A barrier, then iters back-to-back calls: seconds elapsed. */
+static double time_back_to_back(const opts *o, double *in, double *out, int count, long iters) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        one_call(o, in, out, count);
+    return MPI_Wtime() - t0;
+}
+
+/* --barrier-each 1: every call timed alone after a barrier; the sum of the call times. */
+static double time_each_after_barrier(const opts *o, double *in, double *out, int count,
+                                      long iters) {
+    double total = 0;
+    for (long i = 0; i < iters; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        one_call(o, in, out, count);
+        total += MPI_Wtime() - t0;
+    }
+    return total;
+}
+
 static void bench_size(const opts *o, long bytes, int rank, int size, double *in, double *out) {
     int count = (int)(bytes / 8);
     for (int i = 0; i < 10; i++)
         one_call(o, in, out, count);
     long iters = decide_iters(o, in, out, count);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < iters; i++)
-        one_call(o, in, out, count);
-    double us = (MPI_Wtime() - t0) / (double)iters * 1e6, sum, mn, mx;
+    double seconds = o->barrier_each ? time_each_after_barrier(o, in, out, count, iters)
+                                     : time_back_to_back(o, in, out, count, iters);
+    double us = seconds / (double)iters * 1e6, sum, mn, mx;
     MPI_Reduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&us, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(&us, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%9ld %7d %8ld %8.2f %8.2f %8.2f %6.2f  mpi\n", (long)count * 8, count, iters,
                sum / size, mn, mx, (double)count * 8 / (sum / size) / 1e3);
+    if (rank == 0)
+        fflush(stdout);   /* rows reach bench/compare even if a later size times out */
+}
+
+/* First line of MPI_Get_library_version, e.g. "Open MPI v4.1.4, ..." or "MPICH Version: 4.0.2". */
+static void print_library(void) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    version[strcspn(version, "\n")] = '\0';
+    for (char *c = version; *c; c++)
+        *c = *c == '\t' ? ' ' : *c;
+    printf("# library: %s\n", version);
 }
 
 int main(int argc, char **argv) {
@@ -99,15 +154,19 @@ int main(int argc, char **argv) {
     if (parse(argc, argv, &o) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
-                            "[--max-bytes N] [--step-factor K] [--iters N]\n");
+                            "[--max-bytes N] [--step-factor K] [--iters N] [--barrier-each 0|1]\n"
+                            "  (sizes: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n");
         MPI_Finalize();
         return 2;
     }
     double *in = malloc((size_t)o.max_bytes + 64), *out = malloc((size_t)o.max_bytes + 64);
     for (long i = 0; i < o.max_bytes / 8; i++)
         in[i] = out[i] = (double)(rank + i % 7);
-    if (rank == 0)
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum\n", o.coll, size);
+    if (rank == 0) {
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s\n", o.coll, size,
+               o.barrier_each ? " barrier-each" : "");
+        print_library();
+    }
     for (long b = o.min_bytes; b <= o.max_bytes; b *= o.factor)
         bench_size(&o, b, rank, size, in, out);
     free(in);

@@ -12,9 +12,11 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(build-essential)
 command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)   # bench/compare (its smoke test runs in the suite)
 if [ "${WITH_MPI:-0}" = 1 ]; then
   command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
   command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
+  python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)   # bench/compare's venv
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"

@@ -30,6 +30,7 @@ typedef struct bench_opts {
     int opid;                     /* COLLIE_OPID_* of op */
     long iters, warmup;           /* iters 0 = adaptive */
     bool in_place, check, per_rank, csv_append, collie_alloc;
+    bool barrier_each;            /* a barrier (not timed) before every timed call */
     const char *csv;
 } bench_opts;
 
@@ -53,9 +54,12 @@ static inline void bench_usage(FILE *f) {
           "  --per-rank        print each rank's time per call (skew) under each row\n"
           "  --csv FILE        rank 0 writes CSV rows (--csv-append: append to FILE)\n"
           "  --collie-alloc    buffers from collie_alloc (registered memory), not malloc\n"
+          "  --barrier-each    a barrier before every timed call; only the calls are timed\n"
+          "                    (latency of one call, no overlap between successive calls)\n"
           "Timing: per size, warm-up calls, then (adaptive) rank 0 times a few calls and\n"
           "broadcasts the iteration count; a barrier; then each rank times `iters` back-to-back\n"
-          "calls.  A rank's time = elapsed / iters.  avg/min/max are over ranks (max, the\n"
+          "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"
+          "A rank's time = elapsed / iters.  avg/min/max are over ranks (max, the\n"
           "slowest rank, is what MPI benchmarks report); GB/s = bytes / avg.  The algorithm\n"
           "column is collie_request_algorithm() of a persistent request for the same call.\n", f);
 }
@@ -150,7 +154,8 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
                : !strcmp(arg, "--check") ? &o->check
                : !strcmp(arg, "--per-rank") ? &o->per_rank
                : !strcmp(arg, "--csv-append") ? &o->csv_append
-               : !strcmp(arg, "--collie-alloc") ? &o->collie_alloc : NULL;
+               : !strcmp(arg, "--collie-alloc") ? &o->collie_alloc
+               : !strcmp(arg, "--barrier-each") ? &o->barrier_each : NULL;
     if (flag)
         *flag = true;
     return flag != NULL;

@@ -219,19 +219,41 @@ static long decide_iters(const bench *b, collie_request_t *req, size_t count) {
     if (b->o.iters > 0)
         return b->o.iters;
     uint64_t t0 = collie_now_ns();
-    run_loop(b, req, count, CALIBRATION_CALLS);
+    for (int i = 0; i < CALIBRATION_CALLS; i++) {
+        if (b->o.barrier_each)
+            aux_barrier(b);   /* part of each iteration's cost, so the ~100 ms holds */
+        must(b, run_once(b, req, count));
+    }
     double per_call = (double)(collie_now_ns() - t0) / CALIBRATION_CALLS;
     double want = TARGET_NS / (per_call > 1 ? per_call : 1);
     int64_t n = want < MIN_ITERS ? MIN_ITERS : want > MAX_ITERS ? MAX_ITERS : (int64_t)want;
     return (long)aux_bcast0(b, n);
 }
 
+/* --barrier-each: the sum of iters calls' times, each call alone after a barrier. */
+static uint64_t time_each_after_barrier(const bench *b, collie_request_t *req, size_t count,
+                                        long iters) {
+    uint64_t total = 0;
+    for (long i = 0; i < iters; i++) {
+        aux_barrier(b);
+        uint64_t t0 = collie_now_ns();
+        must(b, run_once(b, req, count));
+        total += collie_now_ns() - t0;
+    }
+    return total;
+}
+
 /* Times iters calls after a barrier; fills b->tout with every rank's µs per call. */
 static void measure(const bench *b, collie_request_t *req, size_t count, long iters) {
     aux_barrier(b);
-    uint64_t t0 = collie_now_ns();
-    run_loop(b, req, count, iters);
-    double us = (double)(collie_now_ns() - t0) / 1e3 / (double)iters;
+    uint64_t t0 = collie_now_ns(), ns;
+    if (b->o.barrier_each) {
+        ns = time_each_after_barrier(b, req, count, iters);
+    } else {
+        run_loop(b, req, count, iters);
+        ns = collie_now_ns() - t0;
+    }
+    double us = (double)ns / 1e3 / (double)iters;
     memset(b->tin, 0, sizeof(double) * (size_t)b->P);
     b->tin[b->rank] = us;
     aux_allreduce(b, b->tin, b->tout, (size_t)b->P, COLLIE_FLOAT64, COLLIE_SUM);
@@ -261,11 +283,14 @@ static void report(const bench *b, size_t count, long iters, const char *label, 
         mn = b->tout[r] < mn ? b->tout[r] : mn;
         mx = b->tout[r] > mx ? b->tout[r] : mx;
     }
-    printf("%9llu%8zu%9ld%9.2f%9.2f%9.2f", (unsigned long long)bytes, count, iters, avg, mn, mx);
+    /* same widths as the header; a space before every field keeps columns apart when a
+     * value outgrows its width (a call of 100 ms or more, a count of 8 digits) */
+    printf("%9llu %7zu %8ld %8.2f %8.2f %8.2f", (unsigned long long)bytes, count, iters, avg,
+           mn, mx);
     if (b->o.coll == COLL_BARRIER)
         printf("%7s  %s\n", "-", label);
     else
-        printf("%7.2f  %s\n", avg > 0 ? (double)bytes / (avg * 1e3) : 0.0, label);
+        printf(" %6.2f  %s\n", avg > 0 ? (double)bytes / (avg * 1e3) : 0.0, label);
     for (int r = 0; b->o.per_rank && r < b->P; r++)
         printf("#   rank %4d %9.2f us\n", r, b->tout[r]);
     if (!b->csv)
@@ -385,8 +410,9 @@ static void print_header(const bench *b) {
         printf(" op=%s", collie_op_name(b->o.op));
     if (b->o.coll == COLL_REDUCE || b->o.coll == COLL_BCAST)
         printf(" root=%d", b->o.root);
-    printf(" algo=%s mode=%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
-           mode_names[b->o.mode], b->o.in_place ? " in-place" : "");
+    printf(" algo=%s mode=%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
+           mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
+           b->o.barrier_each ? " barrier-each" : "");
     printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }
 

@@ -1,0 +1,217 @@
+"""compare_libs.py — the libraries bench/compare measures: how to build each benchmark
+binary, how to launch it at P ranks, and which algorithms can be forced.
+
+Every library runs the same timing loop (tools/collie-bench.c for collie,
+bench/mpi_coll_bench.c for the MPIs: warm-up, rank 0 calibrates ~100 ms of calls, then
+each call timed alone after a barrier (--barrier-each; or, with --timing loop,
+back-to-back calls after one barrier), the slowest rank's mean per call) and prints the
+same columns.  A "config" is
+"auto" (the library's own choice) or one forced algorithm:
+
+  Open MPI 4.1  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N
+  MPICH 4.0     MPIR_CVAR_<COLL>_INTRA_ALGORITHM=name, MPIR_CVAR_DEVICE_COLLECTIVES=none
+  Intel MPI     I_MPI_ADJUST_<COLL>=N (numbers as in Intel's reference; Intel MPI does not
+                report whether it applied a number or fell back to its own choice, so a
+                config's name says what was asked for)
+"""
+import os
+import shutil
+import subprocess
+
+# Open MPI 4.1.4 coll/tuned algorithm numbers (ompi_info --param coll tuned --level 9).
+OPENMPI_FORCED = {
+    "allreduce": {1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
+                  5: "segmented_ring", 6: "rabenseifner"},
+    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree",
+              5: "binary_tree", 6: "binomial", 7: "knomial", 8: "scatter_allgather",
+              9: "scatter_allgather_ring"},
+    "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
+               6: "in-order_binary", 7: "rabenseifner"},
+}
+
+# MPICH 4.0.2 intra-communicator algorithms (the CVAR descriptions in libmpich), without
+# "nb" (the nonblocking algorithm waited on) and "auto".
+MPICH_FORCED = {
+    "allreduce": ["recursive_doubling", "reduce_scatter_allgather", "smp"],
+    "bcast": ["binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather", "smp"],
+    "reduce": ["binomial", "reduce_scatter_gather", "smp"],
+}
+
+# Intel MPI 2021 I_MPI_ADJUST_<COLL> values (Intel MPI Developer Reference, "I_MPI_ADJUST
+# family"): names for the numbers used here.
+INTEL_FORCED = {
+    "allreduce": {1: "recursive_doubling", 2: "rabenseifner", 3: "reduce_bcast",
+                  4: "topo_reduce_bcast", 5: "binomial_gather_scatter",
+                  6: "topo_binomial_gather_scatter", 7: "shumilin_ring", 8: "ring",
+                  9: "knomial", 10: "topo_shm_flat", 11: "topo_shm_knomial",
+                  12: "topo_shm_knary"},
+    "bcast": {1: "binomial", 2: "recursive_doubling_allgather", 3: "ring_allgather",
+              4: "topo_binomial", 5: "topo_recursive_doubling", 6: "topo_ring",
+              7: "shumilin", 8: "knomial", 9: "topo_shm_flat", 10: "topo_shm_knomial",
+              11: "topo_shm_knary"},
+    "reduce": {1: "shumilin", 2: "binomial", 3: "topo_shumilin", 4: "topo_binomial",
+               5: "rabenseifner", 6: "topo_rabenseifner", 7: "knomial", 8: "topo_shm_flat",
+               9: "topo_shm_knomial", 10: "topo_shm_knary", 11: "topo_shm_binomial"},
+}
+
+MPI_SOURCE = "bench/mpi_coll_bench.c"
+
+
+class Library:
+    """One library: name, launcher, binary; configs(coll) lists (config, argv extra, env)."""
+
+    name = "?"
+    launch_timeout_flag = None
+
+    def __init__(self, workdir):
+        self.workdir = workdir
+        self.binary = None
+        self.version = ""
+
+    def forced(self, coll):
+        return []
+
+    def configs(self, coll, with_forced):
+        out = [("auto", [], {})]
+        return out + (self.forced(coll) if with_forced else [])
+
+    barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
+
+    def bench_args(self, coll, seg, iters):
+        lo, hi, factor = seg
+        args = ["--coll", coll, "--min-bytes", str(lo), "--max-bytes", str(hi),
+                "--step-factor", str(factor)]
+        return args + (["--iters", str(iters)] if iters else []) + self.timing_args()
+
+    def timing_args(self):
+        return ["--barrier-each", "1" if self.barrier_each else "0"]
+
+
+class Collie(Library):
+    name = "collie"
+
+    def __init__(self, workdir, build_dir):
+        super().__init__(workdir)
+        self.run = os.path.join(build_dir, "collie-run")
+        self.binary = os.path.join(build_dir, "collie-bench")
+
+    def prepare(self):
+        for f in (self.run, self.binary):
+            if not os.access(f, os.X_OK):
+                return f"{f} not built (run bash scripts/setup.sh, or pass --build-dir)"
+        self.version = "collie (this tree), collie-bench --mode blocking --algo auto"
+        return None
+
+    def timing_args(self):
+        return ["--barrier-each"] if self.barrier_each else []
+
+    def configs(self, coll, with_forced):
+        # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc
+        # (registered memory: large messages can skip a copy)
+        return [("auto", [], {}), ("collie_alloc", ["--collie-alloc"], {})]
+
+    def command(self, nprocs, coll, config, seg, iters, limit):
+        # collie-run's own timeout a little above ours, so ours decides and rows survive
+        return [self.run, "-n", str(nprocs), "--timeout", str(int(limit) + 30), "--",
+                self.binary, "--mode", "blocking", "--algo", "auto"] + config[1] + \
+            self.bench_args(coll, seg, iters), {}
+
+
+def compile_mpi_bench(mpicc, out, link_dir=None):
+    """Builds bench/mpi_coll_bench.c with mpicc; with link_dir, compiles with mpicc but
+    links against link_dir/libmpi.so (same MPICH ABI).  Returns an error text or None."""
+    if not shutil.which(mpicc):
+        return f"{mpicc} not found (install with WITH_MPI=1 bash scripts/setup.sh)"
+    cmd = [mpicc, "-O2", "-o", out, MPI_SOURCE]
+    if link_dir:
+        obj = out + ".o"
+        res = subprocess.run([mpicc, "-O2", "-c", "-o", obj, MPI_SOURCE],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            return f"{mpicc} -c failed: {res.stderr.strip()[-400:]}"
+        cmd = ["cc", "-o", out, obj, f"-L{link_dir}", "-lmpi", f"-Wl,-rpath,{link_dir}"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    return None if res.returncode == 0 else f"{' '.join(cmd)} failed: {res.stderr.strip()[-400:]}"
+
+
+class OpenMPI(Library):
+    name = "openmpi"
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+    def prepare(self):
+        self.binary = os.path.join(self.workdir, "mpi_coll_bench_openmpi")
+        return compile_mpi_bench("mpicc.openmpi", self.binary)
+
+    def forced(self, coll):
+        out = []
+        for num, alg in OPENMPI_FORCED[coll].items():
+            mca = ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                   "--mca", f"coll_tuned_{coll}_algorithm", str(num)]
+            out.append((alg, mca, {}))
+        return out
+
+    def command(self, nprocs, coll, config, seg, iters, limit):
+        _, mca, env = config
+        return ["mpirun.openmpi", "-np", str(nprocs), "--oversubscribe", "--bind-to", "none"] + \
+            mca + [self.binary] + self.bench_args(coll, seg, iters), dict(self.env, **env)
+
+
+class MPICH(Library):
+    name = "mpich"
+
+    def prepare(self):
+        self.binary = os.path.join(self.workdir, "mpi_coll_bench_mpich")
+        return compile_mpi_bench("mpicc.mpich", self.binary)
+
+    def forced(self, coll):
+        var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+        return [(alg, [], {var: alg, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"})
+                for alg in MPICH_FORCED[coll]]
+
+    def command(self, nprocs, coll, config, seg, iters, limit):
+        return ["mpirun.mpich", "-np", str(nprocs), self.binary] + \
+            self.bench_args(coll, seg, iters), dict(config[2])
+
+
+class IntelMPI(Library):
+    """Intel MPI from the PyPI package impi-rt (mpiexec + libmpi.so, no headers): the
+    benchmark is compiled with MPICH's mpicc (same ABI) and linked against Intel's
+    libmpi.so; the "# library:" line of a test run proves which library is loaded."""
+
+    name = "intelmpi"
+    env = {"I_MPI_FABRICS": "shm", "I_MPI_PIN": "0"}   # unpinned, like the others
+
+    def __init__(self, workdir, venv):
+        super().__init__(workdir)
+        self.venv = venv
+
+    def prepare(self):
+        if not self.venv:
+            return "no virtual environment (--no-venv)"
+        lib = os.path.join(self.venv, "lib")
+        self.mpiexec = os.path.join(self.venv, "bin", "mpiexec")
+        if not os.path.exists(os.path.join(lib, "libmpi.so")) or not os.access(self.mpiexec, os.X_OK):
+            return f"impi-rt is not installed in {self.venv} (pip install impi-rt failed or --no-impi)"
+        self.binary = os.path.join(self.workdir, "mpi_coll_bench_intelmpi")
+        err = compile_mpi_bench("mpicc.mpich", self.binary, link_dir=lib)
+        return err or self.check_runs()
+
+    def check_runs(self):
+        cmd, env = self.command(2, "allreduce", ("auto", [], {}), (8, 8, 2), 10, 60)
+        try:
+            res = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True,
+                                 text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            return "a 2-rank test run of Intel MPI did not finish in 60 s"
+        if "Intel" not in res.stdout:
+            return (f"a 2-rank test run did not load Intel MPI (exit {res.returncode}): "
+                    f"{(res.stdout + res.stderr).strip()[-300:]}")
+        return None
+
+    def forced(self, coll):
+        var = f"I_MPI_ADJUST_{coll.upper()}"
+        return [(alg, [], {var: str(num)}) for num, alg in INTEL_FORCED[coll].items()]
+
+    def command(self, nprocs, coll, config, seg, iters, limit):
+        return [self.mpiexec, "-n", str(nprocs), self.binary] + \
+            self.bench_args(coll, seg, iters), dict(self.env, **config[2])

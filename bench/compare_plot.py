@@ -1,0 +1,114 @@
+"""compare_plot.py — PNG plots of bench/compare's summary.csv (run with the virtual
+environment's python, which has matplotlib):
+
+  python compare_plot.py SUMMARY_CSV OUT_DIR
+
+<coll>.png: latency vs message size, one panel per team size P, one line per library
+(collie, and dotted with collie_alloc buffers; each MPI's auto, solid; each MPI's best forced algorithm per size, dashed).
+ratio.png: collie / best peer vs size, one line per (collective, P).
+"""
+import csv
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PEERS = ("openmpi", "mpich", "intelmpi")
+COLORS = {"collie": "black", "openmpi": "tab:blue", "mpich": "tab:orange", "intelmpi": "tab:green"}
+
+
+def number(text):
+    return float(text) if text not in ("", None) else None
+
+
+def series(rows, column):
+    pts = [(int(r["bytes"]), number(r.get(column))) for r in rows]
+    return [p for p in pts if p[1] is not None]
+
+
+def draw_line(ax, pts, label, color, style):
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=label,
+                marker="o", markersize=3, linewidth=2 if label == "collie" else 1.2)
+
+
+def size_label(x, _pos=None):
+    for unit, shift in (("M", 20), ("K", 10)):
+        if x >= 1 << shift:
+            return f"{x / (1 << shift):g}{unit}"
+    return f"{x:g}"
+
+
+def plot_coll(coll, rows, out_dir):
+    teams = sorted({int(r["P"]) for r in rows})
+    cols = 2 if len(teams) > 1 else 1
+    nrows = math.ceil(len(teams) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.5 * nrows), squeeze=False)
+    for ax, team in zip(axes.flat, teams):
+        mine = [r for r in rows if int(r["P"]) == team]
+        draw_line(ax, series(mine, "collie_us"), "collie", COLORS["collie"], "-")
+        draw_line(ax, series(mine, "collie_alloc_us"), "collie, collie_alloc buffers",
+                  COLORS["collie"], ":")
+        for peer in PEERS:
+            draw_line(ax, series(mine, f"{peer}_auto_us"), f"{peer} auto", COLORS[peer], "-")
+            draw_line(ax, series(mine, f"{peer}_forced_us"), f"{peer} best forced",
+                      COLORS[peer], "--")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
+        ax.set_title(f"{coll}, P = {team}, float64" + (" sum" if coll != "bcast" else "") +
+                     (", root 0" if coll != "allreduce" else ""))
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("µs per call (slowest rank)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(teams):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path = os.path.join(out_dir, f"{coll}.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_ratio(rows, out_dir):
+    fig, ax = plt.subplots(figsize=(8, 5))
+    keys = sorted({(r["coll"], int(r["P"])) for r in rows})
+    for coll, team in keys:
+        pts = series([r for r in rows if r["coll"] == coll and int(r["P"]) == team], "ratio")
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                    label=f"{coll} P={team}")
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("collie / best peer (below 1: collie faster)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "ratio.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(summary_csv, out_dir):
+    with open(summary_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    paths = []
+    for coll in dict.fromkeys(r["coll"] for r in rows):
+        paths.append(plot_coll(coll, [r for r in rows if r["coll"] == coll], out_dir))
+    paths.append(plot_ratio(rows, out_dir))
+    print("compare: plots " + " ".join(paths))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: compare_plot.py SUMMARY_CSV OUT_DIR")
+    main(sys.argv[1], sys.argv[2])
