@@ -98,6 +98,11 @@ static bool do_put(sym_sim *m, int r, uint32_t round, const sched_op *op) {
     if (n)
         memcpy(g->vals, from, n * sizeof *from);
     g->heard = take_snap(m, rs);
+    if (m->hook) {
+        char label[256];
+        sym_label(&m->st, m->P, m->a->count, g->vals, n, label, sizeof label);
+        m->hook(m->hook_ctx, r, (int)op->peer, q->n - 1, label);
+    }
     return true;
 }
 
@@ -315,8 +320,16 @@ static bool args_ok(sym_sim *m, const collie_coll_args *a) {
 
 int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
             char *err, size_t errsz) {
+    return sym_run_traced(name, args, scheds, NULL, NULL, err, errsz);
+}
+
+int sym_run_traced(const char *name, const collie_coll_args *args,
+                   const collie_schedule *scheds, sym_put_hook hook, void *ctx, char *err,
+                   size_t errsz) {
     sym_sim m;
     memset(&m, 0, sizeof m);
+    m.hook = hook;
+    m.hook_ctx = ctx;
     m.name = name;
     m.a = args;
     m.es = args->elem_size ? args->elem_size : 1;
