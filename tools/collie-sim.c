@@ -23,6 +23,9 @@
 #define FULL_EVENT_BUDGET 40000000.0     /* auto: above this many operations, or */
 #define FULL_BUILD_BUDGET 5.0            /* this many seconds of schedule building, use the
                                             symmetric method or a closed form */
+#define CLOSED_FORM_FROM 1e6             /* closed forms that agree with the full run
+                                            (flat, ring_pipelined; ring if count >= P) are
+                                            used from this many operations on */
 
 /* The algorithms --algo names: one, or every algorithm of the collective ("all"). */
 static int select_algos(const sim_opts *o, const collie_algorithm **out, int cap,
@@ -82,9 +85,10 @@ static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *
     return sum / n * a->size;
 }
 
-/* --method auto: the full simulation up to FULL_EVENT_BUDGET operations, else the
- * symmetric one if the schedules are rotation-symmetric, else a closed form; NULL, or
- * why none applies. */
+/* --method auto: a closed form that agrees with the full run from CLOSED_FORM_FROM
+ * operations on; else the full simulation up to FULL_EVENT_BUDGET operations, else the
+ * symmetric one if the schedules are rotation-symmetric, else a closed form (an estimate),
+ * else the full one up to 10 times the budgets; NULL, or why none applies. */
 static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
                                  const collie_coll_args *a, int *method) {
     static char why[200];
@@ -93,13 +97,19 @@ static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
     if (strcmp(o->method, "auto") != 0)
         return NULL;
     double build_s = 0, ops = estimate_ops(alg, a, &build_s);
+    bool closed = sim_closed_form_has(alg) && o->model.kind == SIM_HOCKNEY;
+    bool close_enough = strcmp(alg->name, "ring") != 0 || a->count >= (size_t)a->size;
+    if (closed && close_enough && ops > CLOSED_FORM_FROM) {
+        *method = METHOD_CLOSED;        /* agrees with the full run (test_sim) */
+        return NULL;
+    }
     if (ops < 0 || (ops <= FULL_EVENT_BUDGET && build_s <= FULL_BUILD_BUDGET))
         return NULL;
     if (sim_symmetric(alg, a, why, sizeof why)) {
         *method = SIM_SYMMETRIC;
         return NULL;
     }
-    if (sim_closed_form_has(alg) && o->model.kind == SIM_HOCKNEY) {
+    if (closed) {                       /* ring with count < P: an estimate */
         *method = METHOD_CLOSED;
         return NULL;
     }
