@@ -248,15 +248,9 @@ static int verify_call(const sim_opts *o, const collie_algorithm *alg,
     if (!collie_algorithm_accepts(alg, a, &why))
         return 0;
     collie_schedule *s = calloc((size_t)a->size, sizeof *s);
-    for (int r = 0; r < a->size; r++) {
-        collie_coll_args ar = *a;
-        ar.rank = r;
-        sched_init(&s[r], r, a->size, a->elem_size);
-        alg->build(&s[r], &ar);
-        sched_finish(&s[r]);
-        if (r == o->inject_rank)
-            inject_fault(&s[r]);
-    }
+    sym_build_all(alg, a, s);
+    if (o->inject_rank >= 0 && o->inject_rank < a->size)
+        inject_fault(&s[o->inject_rank]);
     char err[1024], nbuf[24];
     snprintf(nbuf, sizeof nbuf, "%lld", n);
     int rc = sym_run(alg->name, a, s, err, sizeof err);

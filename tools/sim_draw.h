@@ -59,13 +59,7 @@ static bool draw_contents(const collie_algorithm *alg, const collie_coll_args *a
     collie_schedule *s = calloc((size_t)a->size, sizeof *s);
     if (!s)
         return false;
-    for (int r = 0; r < a->size; r++) {
-        collie_coll_args ar = *a;
-        ar.rank = r;
-        sched_init(&s[r], r, a->size, a->elem_size);
-        alg->build(&s[r], &ar);
-        sched_finish(&s[r]);
-    }
+    sym_build_all(alg, a, s);
     char err[512];
     bool ok = sym_run_traced(alg->name, a, s, draw_on_put, d, err, sizeof err) == 0;
     if (!ok)

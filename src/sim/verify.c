@@ -354,16 +354,22 @@ int sym_run_traced(const char *name, const collie_coll_args *args,
     return ok ? 0 : -1;
 }
 
+void sym_build_all(const collie_algorithm *alg, const collie_coll_args *args,
+                   collie_schedule *scheds) {
+    for (int r = 0; r < args->size; r++) {
+        collie_coll_args a = *args;
+        a.rank = r;
+        sched_init(&scheds[r], r, args->size, args->elem_size);
+        alg->build(&scheds[r], &a);
+        sched_finish(&scheds[r]);
+    }
+}
+
 int sym_verify(const collie_algorithm *alg, const collie_coll_args *args, char *err,
                size_t errsz) {
     int P = args->size > 0 ? args->size : 0;
     collie_schedule *s = sym_xcalloc((size_t)P, sizeof *s);
-    for (int r = 0; r < P; r++) {
-        collie_coll_args a = *args;
-        a.rank = r;
-        sched_init(&s[r], r, P, args->elem_size);
-        alg->build(&s[r], &a);
-    }
+    sym_build_all(alg, args, s);
     int rc = sym_run(alg->name, args, s, err, errsz);
     if (rc != 0 && getenv("COLLIE_TEST_DUMP"))
         for (int r = 0; r < P; r++)

@@ -41,6 +41,11 @@
 int sym_verify(const collie_algorithm *alg, const collie_coll_args *args, char *err,
                size_t errsz);
 
+/* Initialises scheds[r] and builds rank r's schedule with alg for r = 0 … args->size-1
+ * (args->rank is ignored); free them with sched_free. */
+void sym_build_all(const collie_algorithm *alg, const collie_coll_args *args,
+                   collie_schedule *scheds);
+
 /* Verifies given schedules, scheds[r] for rank r = 0 … args->size-1; name is used in
  * messages. */
 int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
