@@ -23,12 +23,14 @@ static const char *const mode_names[] = { "persistent", "blocking", "nonblocking
 
 typedef struct bench_opts {
     int coll, mode, root;
-    const char *algo;             /* "auto", "all", NAME[:params]; NULL: $COLLIE_<COLL>_ALGO */
+    const char *algo;             /* "auto", "all", "all,auto", NAME[:params]; NULL:
+                                     $COLLIE_<COLL>_ALGO */
     uint64_t min_bytes, max_bytes, step;
     collie_dtype_t dtype;
     collie_op_t op;
     int opid;                     /* COLLIE_OPID_* of op */
     long iters, warmup;           /* iters 0 = adaptive */
+    long repeat;                  /* --algo all[,auto]: measurements of every (size, algorithm) */
     bool in_place, check, per_rank, csv_append, collie_alloc;
     bool barrier_each;            /* a barrier (not timed) before every timed call */
     const char *csv;
@@ -39,6 +41,9 @@ static inline void bench_usage(FILE *f) {
           "  --coll C          allreduce (default), reduce, bcast, barrier\n"
           "  --algo A          auto (default; or $COLLIE_<COLL>_ALGO), NAME[:key=value,...],\n"
           "                    or all (every registered algorithm; declining ones are reported)\n"
+          "                    or all,auto (the same and auto, interleaved: every size is\n"
+          "                    measured for each in turn, --repeat N times)\n"
+          "  --repeat N        with all / all,auto: N turns over the algorithms per size (1)\n"
           "  --min-bytes N     smallest message (default 8); suffixes K, M, G (KiB, MiB, GiB)\n"
           "  --max-bytes N     largest message (default 1M)\n"
           "  --step-factor K   size multiplier between rows (default 2)\n"
@@ -137,6 +142,7 @@ static inline bool set_value(bench_opts *o, const char *name, const char *val) {
     else if (!strcmp(name, "--op")) ok = (o->opid = find_op(val, &o->op)) >= 0;
     else if (!strcmp(name, "--iters")) ok = parse_long(val, 1, 1L << 30, &o->iters);
     else if (!strcmp(name, "--warmup")) ok = parse_long(val, 0, 1L << 30, &o->warmup);
+    else if (!strcmp(name, "--repeat")) ok = parse_long(val, 1, 1000, &o->repeat);
     else if (!strcmp(name, "--mode")) ok = (o->mode = find_mode(val)) >= 0;
     else if (!strcmp(name, "--csv")) o->csv = val;
     else if (!strcmp(name, "--root")) {
@@ -162,7 +168,7 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
 }
 
 static inline bool is_value_option(const char *name) {
-    static const char *const names[] = { "--coll", "--algo", "--min-bytes", "--max-bytes",
+    static const char *const names[] = { "--coll", "--algo", "--min-bytes", "--max-bytes", "--repeat",
         "--step-factor", "--dtype", "--op", "--iters", "--warmup", "--root", "--mode", "--csv" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i]))
@@ -206,7 +212,7 @@ static inline const char *value_hint(const char *name) {
 static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, size_t n) {
     *o = (bench_opts){ .coll = COLL_ALLREDUCE, .min_bytes = 8, .max_bytes = 1 << 20, .step = 2,
                        .dtype = COLLIE_FLOAT64, .op = COLLIE_SUM, .opid = COLLIE_OPID_SUM,
-                       .warmup = 10 };
+                       .warmup = 10, .repeat = 1 };
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *eq = strchr(argv[i], '='), *val = eq ? eq + 1 : NULL;

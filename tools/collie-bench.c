@@ -38,6 +38,7 @@ typedef struct bench {
     FILE *csv;
     const char *spec;             /* algorithm spec being measured */
     char why[1024], last_why[1024];
+    int turn;                     /* --repeat: which turn over the algorithms (0 …) */
     bool check_failed;
 } bench;
 
@@ -347,11 +348,13 @@ static void check_size(bench *b, collie_request_t *req, size_t count, const char
 
 /* ---- driver --------------------------------------------------------------------------- */
 
-static bool all_mode(const bench *b) { return b->o.algo && !strcmp(b->o.algo, "all"); }
+static bool all_mode(const bench *b) {
+    return b->o.algo && (!strcmp(b->o.algo, "all") || !strcmp(b->o.algo, "all,auto"));
+}
 
 /* Rank 0 reports a declined size, once per algorithm and reason. */
 static void note_decline(bench *b, size_t count, int state, const char *used) {
-    if (b->rank == 0 && strcmp(b->why, b->last_why) != 0) {
+    if (b->rank == 0 && b->turn == 0 && strcmp(b->why, b->last_why) != 0) {
         printf("%9llu%8zu  declined: %s", (unsigned long long)(count * b->esz), count, b->why);
         printf(state == PREP_FELL_BACK ? " (fell back to %s)\n" : "\n", used);
     }
@@ -395,6 +398,39 @@ static void bench_algorithm(bench *b, const char *spec) {
         count = count == 0 && bytes > 0 ? 1 : count;
         if (count != prev)
             bench_size(b, count);
+        prev = count;
+        if (bytes > b->o.max_bytes / b->o.step)
+            break;
+        bytes = bytes ? bytes * b->o.step : 1;
+    }
+}
+
+/* One size measured for every algorithm (and auto) in turn, the turn repeated --repeat
+ * times: drifts of a shared machine and launch effects hit all of them alike. */
+static void bench_turns(bench *b, const char *const *specs, int nspecs, size_t count) {
+    for (b->turn = 0; b->turn < b->o.repeat; b->turn++)
+        for (int i = 0; i < nspecs; i++) {
+            b->spec = specs[i];
+            must(b, collie_force_algorithm(b->o.coll, specs[i]));
+            bench_size(b, count);
+        }
+    b->turn = 0;
+}
+
+/* --algo all,auto, or all with --repeat: sizes outermost, algorithms interleaved. */
+static void bench_interleaved(bench *b) {
+    const char *specs[65];
+    int n = 0;
+    for (size_t i = 0; i < collie_algorithm_count(b->o.coll) && n < 64; i++)
+        specs[n++] = collie_algorithm_at(b->o.coll, i)->name;
+    if (!strcmp(b->o.algo, "all,auto"))
+        specs[n++] = "auto";
+    size_t prev = SIZE_MAX;
+    for (uint64_t bytes = b->o.min_bytes; bytes <= b->o.max_bytes;) {
+        size_t count = (size_t)(bytes / b->esz);
+        count = count == 0 && bytes > 0 ? 1 : count;
+        if (count != prev)
+            bench_turns(b, specs, n, count);
         prev = count;
         if (bytes > b->o.max_bytes / b->o.step)
             break;
@@ -468,12 +504,16 @@ static void run(bench *b) {
                b->P, collie_dtype_name(b->o.dtype));
     if (b->o.check && !bench_check_possible(b->o.dtype, check_opid(b), b->P))
         b->o.check = false;
-    if (!b->o.algo || strcmp(b->o.algo, "all") != 0) {
+    if (!all_mode(b)) {
         bench_algorithm(b, b->o.algo ? b->o.algo : bench_default_spec(b->o.coll));
         return;
     }
-    for (size_t i = 0; i < collie_algorithm_count(b->o.coll); i++)
-        bench_algorithm(b, collie_algorithm_at(b->o.coll, i)->name);
+    if (b->o.coll == COLL_BARRIER || (!strcmp(b->o.algo, "all") && b->o.repeat == 1)) {
+        for (size_t i = 0; i < collie_algorithm_count(b->o.coll); i++)
+            bench_algorithm(b, collie_algorithm_at(b->o.coll, i)->name);
+        return;
+    }
+    bench_interleaved(b);
 }
 
 /* After collie_init: checks needing the team (root, forcing the algorithm spec). */
@@ -481,7 +521,7 @@ static int validate_team(const bench *b, char *err, size_t n) {
     const char *spec = b->o.algo ? b->o.algo : bench_default_spec(b->o.coll);
     if (b->o.root >= b->P)
         return snprintf(err, n, "--root %d: team has %d ranks", b->o.root, b->P), PARSE_ERROR;
-    if (strcmp(spec, "all") != 0 && collie_force_algorithm(b->o.coll, spec) != COLLIE_OK)
+    if (!all_mode(b) && collie_force_algorithm(b->o.coll, spec) != COLLIE_OK)
         return snprintf(err, n, "algorithm '%s': %s", spec, collie_last_error()), PARSE_ERROR;
     return PARSE_OK;
 }

@@ -9,14 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "algorithms/algorithm.h"
+#include "collie.h"
 #include "core/core.h"
+#include "core/internal.h"
+#include "select/tuning.h"
 #include "sim/sim.h"
 #include "sim/verify.h"
 #include "sim_draw.h"
 #include "sim_opts.h"
 
-#define FULL_EVENT_BUDGET 40000000.0     /* auto: above this, simulate rank 0 by symmetry */
+#define FULL_EVENT_BUDGET 40000000.0     /* auto: above this many operations, or */
+#define FULL_BUILD_BUDGET 5.0            /* this many seconds of schedule building, use the
+                                            symmetric method or a closed form */
+#define CLOSED_FORM_FROM 1e6             /* closed forms that agree with the full run
+                                            (flat, ring_pipelined; ring if count >= P) are
+                                            used from this many operations on */
 
 /* The algorithms --algo names: one, or every algorithm of the collective ("all"). */
 static int select_algos(const sim_opts *o, const collie_algorithm **out, int cap,
@@ -55,55 +64,138 @@ static collie_coll_args make_args(const sim_opts *o, const collie_algorithm *alg
 
 /* ---- predict ---------------------------------------------------------------------------- */
 
+enum { METHOD_CLOSED = 2 };     /* besides enum sim_method */
+
+/* Operations a full simulation would handle, estimated from 33 ranks spread over the
+ * team (a hot spot like ring's rank 0 with count < P counts once, not P times); *build_s
+ * is the estimated CPU time of building every rank's schedule (ring builders loop over
+ * all P steps even when most are empty). */
+static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *a,
+                           double *build_s) {
+    int n = a->size < 33 ? a->size : 33;
+    double sum = 0;
+    clock_t t0 = clock();
+    for (int i = 0; i < n; i++) {
+        long ops = sim_rank_ops(alg, a, (int)((long long)i * a->size / n));
+        if (ops < 0)
+            return -1;
+        sum += (double)ops;
+    }
+    *build_s = (double)(clock() - t0) / CLOCKS_PER_SEC / n * a->size;
+    return sum / n * a->size;
+}
+
+/* --method auto: a closed form that agrees with the full run from CLOSED_FORM_FROM
+ * operations on; else the full simulation up to FULL_EVENT_BUDGET operations, else the
+ * symmetric one if the schedules are rotation-symmetric, else a closed form (an estimate),
+ * else the full one up to 10 times the budgets; NULL, or why none applies. */
 static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
                                  const collie_coll_args *a, int *method) {
     static char why[200];
-    *method = strcmp(o->method, "symmetric") == 0 ? SIM_SYMMETRIC : SIM_FULL;
+    *method = !strcmp(o->method, "symmetric") ? SIM_SYMMETRIC
+              : !strcmp(o->method, "closed")  ? METHOD_CLOSED : SIM_FULL;
     if (strcmp(o->method, "auto") != 0)
         return NULL;
-    long ops = sim_rank_ops(alg, a, 0);
-    if (ops < 0 || (double)ops * a->size <= FULL_EVENT_BUDGET)
+    double build_s = 0, ops = estimate_ops(alg, a, &build_s);
+    bool closed = sim_closed_form_has(alg) && o->model.kind == SIM_HOCKNEY;
+    bool close_enough = strcmp(alg->name, "ring") != 0 || a->count >= (size_t)a->size;
+    if (closed && close_enough && ops > CLOSED_FORM_FROM) {
+        *method = METHOD_CLOSED;        /* agrees with the full run (test_sim) */
         return NULL;
-    if (!sim_symmetric(alg, a, why, sizeof why))
+    }
+    if (ops < 0 || (ops <= FULL_EVENT_BUDGET && build_s <= FULL_BUILD_BUDGET))
+        return NULL;
+    if (sim_symmetric(alg, a, why, sizeof why)) {
+        *method = SIM_SYMMETRIC;
+        return NULL;
+    }
+    if (closed) {                       /* ring with count < P: an estimate */
+        *method = METHOD_CLOSED;
+        return NULL;
+    }
+    if (ops <= 10 * FULL_EVENT_BUDGET && build_s <= 10 * FULL_BUILD_BUDGET)
+        return NULL;                    /* slow (minutes), but possible */
+    return why;
+}
+
+static const char *method_name(int method) {
+    return method == SIM_SYMMETRIC ? "symmetric" : method == METHOD_CLOSED ? "closed" : "full";
+}
+
+/* Runs one prediction by the chosen method; NULL, or why it failed. */
+static const char *run_method(const sim_opts *o, sim_config *c, int method, sim_result *r) {
+    static char why[256];
+    if (method != METHOD_CLOSED) {
+        c->method = method;
+        return sim_run(c, r) == 0 ? NULL : r->err;
+    }
+    memset(r, 0, sizeof *r);
+    if (sim_closed_form(c->alg, &c->args, &o->model, &r->time, why, sizeof why) != 0)
         return why;
-    *method = SIM_SYMMETRIC;
     return NULL;
 }
 
-static void predict_one(const sim_opts *o, const collie_algorithm *alg, int P, long long bytes,
-                        const collie_algo_params *params) {
-    sim_config c = { alg, make_args(o, alg, P, bytes, params), o->model, SIM_FULL, NULL };
+/* One row: alg's prediction, shown as `shown` (the algorithm, or "auto") with `note`. */
+static void predict_one(const sim_opts *o, const collie_algorithm *alg, collie_coll_args args,
+                        const char *shown, const char *note) {
+    sim_config c = { alg, args, o->model, SIM_FULL, NULL };
+    int P = args.size;
     const char *why = NULL;
+    int method = SIM_FULL;
     if (collie_algorithm_accepts(alg, &c.args, &why))
-        why = choose_method(o, alg, &c.args, &c.method);
+        why = choose_method(o, alg, &c.args, &method);
     else
         why = why ? why : "declined";
     sim_result r;
-    if (!why && sim_run(&c, &r) != 0)
-        why = r.err;
-    const char *method = c.method == SIM_SYMMETRIC ? "symmetric" : "full";
+    if (!why)
+        why = run_method(o, &c, method, &r);
+    const char *mname = method_name(method);
     if (o->csv && why)
-        printf("%s,%d,%llu,,%s,,,\"%s\"\n", alg->name, P, (unsigned long long)c.args.bytes,
-               method, why);
+        printf("%s,%d,%llu,,%s,,,\"%s%s%s\"\n", shown, P, (unsigned long long)c.args.bytes,
+               mname, note, *note ? ": " : "", why);
     else if (o->csv)
-        printf("%s,%d,%llu,%.4f,%s,%llu,%llu,\n", alg->name, P,
-               (unsigned long long)c.args.bytes, r.time * 1e6, method,
-               (unsigned long long)r.messages, (unsigned long long)r.events);
+        printf("%s,%d,%llu,%.4f,%s,%llu,%llu,%s\n", shown, P,
+               (unsigned long long)c.args.bytes, r.time * 1e6, mname,
+               (unsigned long long)r.messages, (unsigned long long)r.events, note);
     else if (why)
-        printf("%-22s %8d %12llu %14s  %-9s  (%s)\n", alg->name, P,
-               (unsigned long long)c.args.bytes, "n/a", method, why);
+        printf("%-22s %8d %12llu %14s  %-9s  (%s%s%s)\n", shown, P,
+               (unsigned long long)c.args.bytes, "n/a", mname, note, *note ? ": " : "", why);
     else
-        printf("%-22s %8d %12llu %14.3f  %-9s %10llu\n", alg->name, P,
-               (unsigned long long)c.args.bytes, r.time * 1e6, method,
-               (unsigned long long)r.messages);
+        printf("%-22s %8d %12llu %14.3f  %-9s %10llu %s\n", shown, P,
+               (unsigned long long)c.args.bytes, r.time * 1e6, mname,
+               (unsigned long long)r.messages, note);
+}
+
+/* `--algo auto`: what the library's selection (src/select/select.c: tuning file rules,
+ * its cost model, or the built-in rules) chooses for each call, and its prediction. */
+static void predict_auto(const sim_opts *o, int P, long long bytes) {
+    collie_algo_params none;
+    memset(&none, 0, sizeof none);
+    collie_algorithm any = { .name = "auto", .coll = o->coll };
+    collie_coll_args a = make_args(o, &any, P, bytes, &none);
+    const collie_algorithm *alg = collie_select(&a);
+    if (!alg) {
+        printf(o->csv ? "auto,%d,%lld,,,,,\"no algorithm accepts the call\"\n"
+                      : "auto %d %lld n/a (no algorithm accepts the call)\n", P, bytes);
+        return;
+    }
+    a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
+    char note[96];
+    snprintf(note, sizeof note, "chose %s", alg->name);
+    predict_one(o, alg, a, "auto", note);
 }
 
 static int predict(const sim_opts *o) {
     const collie_algorithm *algs[64];
     collie_algo_params params;
-    int na = select_algos(o, algs, 64, &params);
+    bool is_auto = !strcmp(o->algo, "auto");
+    int na = is_auto ? 1 : select_algos(o, algs, 64, &params);
     if (na < 0 || !o->nP || (!o->nbytes && o->coll != COLL_BARRIER)) {
         fprintf(stderr, "collie-sim predict: needs --algo, --P and --bytes\n");
+        return 2;
+    }
+    if (o->tuning && collie_select_set_tuning(o->tuning) != COLLIE_OK) {
+        fprintf(stderr, "collie-sim predict: %s\n", collie_last_error());
         return 2;
     }
     long long zero = 0;
@@ -116,8 +208,14 @@ static int predict(const sim_opts *o) {
                "method", "messages");
     for (int i = 0; i < na; i++)
         for (int p = 0; p < o->nP; p++)
-            for (int b = 0; b < nbytes; b++)
-                predict_one(o, algs[i], (int)o->P[p], bytes[b], &params);
+            for (int b = 0; b < nbytes; b++) {
+                if (is_auto) {
+                    predict_auto(o, (int)o->P[p], bytes[b]);
+                    continue;
+                }
+                collie_coll_args a = make_args(o, algs[i], (int)o->P[p], bytes[b], &params);
+                predict_one(o, algs[i], a, algs[i]->name, "");
+            }
     return 0;
 }
 
@@ -150,15 +248,9 @@ static int verify_call(const sim_opts *o, const collie_algorithm *alg,
     if (!collie_algorithm_accepts(alg, a, &why))
         return 0;
     collie_schedule *s = calloc((size_t)a->size, sizeof *s);
-    for (int r = 0; r < a->size; r++) {
-        collie_coll_args ar = *a;
-        ar.rank = r;
-        sched_init(&s[r], r, a->size, a->elem_size);
-        alg->build(&s[r], &ar);
-        sched_finish(&s[r]);
-        if (r == o->inject_rank)
-            inject_fault(&s[r]);
-    }
+    sym_build_all(alg, a, s);
+    if (o->inject_rank >= 0 && o->inject_rank < a->size)
+        inject_fault(&s[o->inject_rank]);
     char err[1024], nbuf[24];
     snprintf(nbuf, sizeof nbuf, "%lld", n);
     int rc = sym_run(alg->name, a, s, err, sizeof err);
@@ -232,8 +324,30 @@ static int draw(const sim_opts *o) {
     return sim_draw_svg(alg, &a, o->have_model ? &o->model : NULL, o->out);
 }
 
+/* `collie-sim model [--model FILE]`: the parameters predictions use. */
+static int print_model(int argc, char **argv) {
+    sim_model m;
+    char err[256];
+    sim_model_default(&m);
+    if (argc == 4 && !strcmp(argv[2], "--model") && sim_model_load(&m, argv[3], err, sizeof err)) {
+        fprintf(stderr, "collie-sim: %s\n", err);
+        return 2;
+    }
+    if (argc != 2 && argc != 4) {
+        sim_usage(stderr);
+        return 2;
+    }
+    printf("model = %s\nalpha = %g\nbeta = %g\nf_alpha = %g\nf_beta = %g\ngamma = %g\n"
+           "copy = %g\nL = %g\no = %g\ng = %g\nG = %g\n",
+           m.kind == SIM_LOGGP ? "loggp" : "hockney", m.alpha, m.beta, m.f_alpha, m.f_beta,
+           m.gamma, m.copy, m.L, m.o, m.g, m.G);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     sim_opts o;
+    if (argc >= 2 && !strcmp(argv[1], "model"))
+        return print_model(argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         sim_usage(stdout);
         return 0;

@@ -8,7 +8,11 @@
  *   f_β — large bcast, binomial, alternating roots;
  *   γ, copy — collie_reduce_n (2 sources, float64 sum) and memcpy on large buffers.
  * Each figure is the best mean of a few timed batches (rank 0's clock; the loops are
- * synchronising).  `--check FILE` parses a tuning file and prints what it holds.
+ * synchronising).  f_β is kept within Rabenseifner's 0.5 … 1 (see docs/performance.md:
+ * the recursive-doubling estimate of β also carries memory traffic the model does not).
+ * `--rules` also measures every allreduce algorithm at a list of sizes and writes
+ * first-match rules for this team size (tune_rules.h).  `--check FILE` parses a tuning
+ * file and prints what it holds.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -22,14 +26,16 @@
 #include "core/internal.h"
 #include "select/tuning.h"
 #include "types/types.h"
+#include "tune_rules.h"
 
 #define BATCHES 5
 
 typedef struct tune {
     collie_team_t *team;
     int rank, P, rounds;           /* rounds: ceil(log2 P) */
-    bool quick;
-    const char *out;
+    bool quick, rules;
+    int repeat;                    /* --rules: turns over the algorithms per size */
+    const char *out, *sizes;       /* sizes: --sizes LIST for --rules */
     void *buf;
     size_t big;                    /* bytes of the large measurements */
 } tune;
@@ -39,12 +45,18 @@ typedef struct measured {
 } measured;
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: collie-run -n P collie-tune [--out FILE] [--quick]\n"
+    fprintf(f, "usage: collie-run -n P collie-tune [--out FILE] [--quick] [--rules [--repeat N]\n"
+               "                                   [--sizes LIST]]\n"
                "       collie-tune --check FILE\n"
                "Measures alpha, beta, gamma, f_alpha, f_beta and copy through collie and writes\n"
                "the tuning file (default collie-tuning.json) for COLLIE_TUNING_FILE.\n"
                "  --out FILE  where to write the file (rank 0)\n"
                "  --quick     shorter runs (under 5 s instead of under 30 s)\n"
+               "  --rules     also time every allreduce algorithm at each size (default\n"
+               "              8,64,512,4K,32K,256K,2M; --quick 8,512,32K,256K) and write\n"
+               "              first-match rules for this P; rules of other P in FILE stay\n"
+               "  --repeat N  --rules: turns over the algorithms per size (default 3, <= 16)\n"
+               "  --sizes L   --rules: comma-separated sizes in bytes (K, M suffixes)\n"
                "  --check F   parse the tuning file F and print its contents\n");
 }
 
@@ -114,11 +126,17 @@ static measured measure(const tune *t) {
     double ar = time_coll(t, COLL_ALLREDUCE, "recursive_doubling", t->big, large) / t->rounds;
     m.beta = clamp((ar - m.alpha) / n - m.gamma, 1e-13, 1);
     double bc = time_coll(t, COLL_BCAST, "binomial", t->big, large) / t->rounds;
-    m.f_beta = clamp((bc - m.f_alpha * m.alpha) / (n * m.beta), 0.05, 1);
+    double f_beta = (bc - m.f_alpha * m.alpha) / (n * m.beta);
+    m.f_beta = clamp(f_beta, 0.5, 1);
+    if (t->rank == 0 && m.f_beta != f_beta)
+        fprintf(stderr, "collie-tune: measured f_beta %.2f kept to %.2f (0.5 … 1: the "
+                "recursive-doubling beta includes memory traffic outside the model)\n",
+                f_beta, m.f_beta);
     return m;
 }
 
-static int write_file(const tune *t, const measured *m) {
+static int write_file(const tune *t, const measured *m, const rules_run *rr,
+                      const collie_tuning *old) {
     FILE *f = fopen(t->out, "w");
     if (!f) {
         perror(t->out);
@@ -131,7 +149,11 @@ static int write_file(const tune *t, const measured *m) {
             t->team->tp->shared_memory ? "shm" : "net");
     fprintf(f, "     \"alpha\": %.6g, \"beta\": %.6g, \"gamma\": %.6g, \"copy\": %.6g,\n", m->alpha,
             m->beta, m->gamma, m->copy);
-    fprintf(f, "     \"f_alpha\": %.4f, \"f_beta\": %.4f}\n  ]\n}\n", m->f_alpha, m->f_beta);
+    fprintf(f, "     \"f_alpha\": %.4f, \"f_beta\": %.4f}\n  ]%s\n", m->f_alpha, m->f_beta,
+            rr ? "," : "");
+    if (rr)
+        rules_write(f, rr, old);
+    fprintf(f, "}\n");
     return fclose(f) == 0 ? 0 : 1;
 }
 
@@ -150,8 +172,9 @@ static int check_file(const char *path) {
                1e-9 / m->copy, m->f_alpha, m->f_beta);
     }
     for (int i = 0; i < t.nrules; i++)
-        printf("rule %d (line %d): %s P %d..%d -> %s\n", i, t.rules[i].line,
+        printf("rule %d (line %d): %s P %d..%d bytes %llu..%llu -> %s\n", i, t.rules[i].line,
                collie_coll_name(t.rules[i].coll), t.rules[i].p_min, t.rules[i].p_max,
+               (unsigned long long)t.rules[i].bytes_min, (unsigned long long)t.rules[i].bytes_max,
                t.rules[i].alg->name);
     return 0;
 }
@@ -160,12 +183,55 @@ static bool parse_args(tune *t, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             t->quick = true;
+        else if (!strcmp(argv[i], "--rules"))
+            t->rules = true;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc)
             t->out = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+            t->sizes = argv[++i];
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            t->repeat = atoi(argv[++i]);
         else
             return false;
     }
-    return true;
+    return t->repeat >= 1 && t->repeat <= 16;
+}
+
+/* --sizes LIST (or the defaults) into rr; false (message printed) on a bad list. */
+static bool parse_sizes(const tune *t, rules_run *rr) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", t->sizes ? t->sizes
+                                  : t->quick ? "8,512,32K,256K" : "8,64,512,4K,32K,256K,2M");
+    rr->nsizes = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        unsigned long long v = strtoull(tok, &end, 10);
+        v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+        end += *end == 'K' || *end == 'M';
+        if (*end || v < 8 || v % 8 || v > t->big || rr->nsizes == RULES_MAX_SIZES ||
+            (rr->nsizes && v <= rr->sizes[rr->nsizes - 1])) {
+            fprintf(stderr, "collie-tune: --sizes: '%s' is not a multiple of 8 bytes, growing, "
+                    "within 8 … %zu bytes (at most %d sizes)\n", tok, t->big, RULES_MAX_SIZES);
+            return false;
+        }
+        rr->sizes[rr->nsizes++] = v;
+    }
+    return rr->nsizes > 0;
+}
+
+/* Rank 0: the rules already in the output file (kept for other P); false if it exists but
+ * does not parse. */
+static bool load_old(const tune *t, collie_tuning *old, bool *have) {
+    char err[512];
+    FILE *f = t->rank == 0 && t->rules ? fopen(t->out, "r") : NULL;
+    *have = f != NULL;
+    if (!f)
+        return true;
+    fclose(f);
+    if (collie_tuning_load(old, t->out, err, sizeof err) == 0)
+        return true;
+    fprintf(stderr, "collie-tune: %s (not overwritten; remove it or choose another --out)\n", err);
+    return false;
 }
 
 static int run(tune *t) {
@@ -184,8 +250,21 @@ static int run(tune *t) {
     t->buf = collie_alloc(t->team, t->big);
     if (!t->buf)
         must(t, COLLIE_ERR_NOMEM, "allocating the buffer");
+    static collie_tuning old;
+    bool have_old = false;
+    static rules_run rr;
+    rr = (rules_run){ t->team, t->rank, t->P, t->repeat, t->quick, t->buf, 0, { 0 }, { 0 }, { 0 } };
+    int64_t ok = load_old(t, &old, &have_old) && (!t->rules || parse_sizes(t, &rr));
+    must(t, collie_bcast(t->team, &ok, 1, COLLIE_INT64, 0), "bcast");
+    if (!ok) {
+        collie_free(t->team, t->buf);
+        collie_finalize();
+        return 2;
+    }
     measured m = measure(t);
-    int st = t->rank == 0 ? write_file(t, &m) : 0;
+    if (t->rules)
+        rules_measure(&rr);
+    int st = t->rank == 0 ? write_file(t, &m, t->rules ? &rr : NULL, have_old ? &old : NULL) : 0;
     collie_free(t->team, t->buf);
     must(t, collie_barrier(t->team), "final barrier");
     collie_finalize();
@@ -195,7 +274,7 @@ static int run(tune *t) {
 }
 
 int main(int argc, char **argv) {
-    tune t = { .out = "collie-tuning.json" };
+    tune t = { .out = "collie-tuning.json", .repeat = 3 };
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         usage(stdout);
         return 0;

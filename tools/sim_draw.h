@@ -3,8 +3,11 @@
  * trace hooks and writes an SVG: ranks as rows, time as columns (without --model, a unit
  * model: every message takes one step, so columns are communication steps), one shaded
  * box per rank and round, one arrow per message from its start on the sender's row to
- * its delivery on the receiver's row, labelled with the element range of its source
- * (S = input, R = result buffer, T = scratch).  Bidirectional messages are drawn in blue.
+ * its delivery on the receiver's row, labelled with what it carries: the contribution
+ * sets of its elements from the symbolic verifier (src/sim/verify.h), "x0..3[8:16)" =
+ * ranks 0…3 combined, elements 8…15 (when the verifier rejects the call: the element
+ * range of its source, S = input, R = result buffer, T = scratch).  Bidirectional
+ * messages are drawn in blue.
  */
 #ifndef COLLIE_SIM_DRAW_H
 #define COLLIE_SIM_DRAW_H
@@ -13,8 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim.h"
+#include "sim/verify.h"
+
+typedef struct draw_content {     /* what one message carries (the verifier's label) */
+    int from, to;
+    uint32_t seq;
+    char *label;
+} draw_content;
 
 typedef struct draw_trace {
+    draw_content *contents;
+    size_t ncontents, capcontents;
     sim_msg_trace *msgs;
     size_t nmsgs, capmsgs;
     sim_round_trace *rounds;
@@ -32,6 +44,39 @@ static void *draw_grow(void *v, size_t *cap, size_t n, size_t elem) {
         exit(1);
     }
     return p;
+}
+
+static void draw_on_put(void *ctx, int from, int to, uint32_t seq, const char *label) {
+    draw_trace *d = ctx;
+    d->contents = draw_grow(d->contents, &d->capcontents, d->ncontents, sizeof *d->contents);
+    draw_content c = { from, to, seq, strdup(label) };
+    d->contents[d->ncontents++] = c;
+}
+
+/* Runs the symbolic verifier over every rank's schedule to learn what each message
+ * carries; false (labels fall back to buffer ranges) when it rejects the call. */
+static bool draw_contents(const collie_algorithm *alg, const collie_coll_args *a, draw_trace *d) {
+    collie_schedule *s = calloc((size_t)a->size, sizeof *s);
+    if (!s)
+        return false;
+    sym_build_all(alg, a, s);
+    char err[512];
+    bool ok = sym_run_traced(alg->name, a, s, draw_on_put, d, err, sizeof err) == 0;
+    if (!ok)
+        fprintf(stderr, "collie-sim draw: no contribution labels: %s\n", err);
+    for (int r = 0; r < a->size; r++)
+        sched_free(&s[r]);
+    free(s);
+    return ok;
+}
+
+static const char *draw_content_of(const draw_trace *d, const sim_msg_trace *m) {
+    for (size_t i = 0; i < d->ncontents; i++) {
+        const draw_content *c = &d->contents[i];
+        if (c->from == m->from && c->to == m->to && c->seq == m->seq)
+            return c->label;
+    }
+    return NULL;
 }
 
 static void draw_on_msg(void *ctx, const sim_msg_trace *t) {
@@ -73,10 +118,13 @@ static void draw_rounds(FILE *f, const draw_trace *d, const draw_geom *g) {
     }
 }
 
-static void draw_label(FILE *f, const sim_msg_trace *m, size_t elem, double x, double y) {
+static void draw_label(FILE *f, const sim_msg_trace *m, const char *content, size_t elem,
+                       double x, double y) {
     static const char buf_letter[] = { 'S', 'R', 'T' };
-    char label[64];
-    if (m->bytes == 0)
+    char label[256];
+    if (content)
+        snprintf(label, sizeof label, "%s", content);
+    else if (m->bytes == 0)
         snprintf(label, sizeof label, "notify");
     else
         snprintf(label, sizeof label, "%c[%llu:%llu)", m->src_buf < 3 ? buf_letter[m->src_buf] : '?',
@@ -95,7 +143,8 @@ static void draw_msgs(FILE *f, const draw_trace *d, const draw_geom *g, size_t e
         fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' "
                 "stroke-width='1.2' marker-end='url(#%s)'/>\n", x0, y0, x1, y1, color,
                 m->bidirectional ? "ab" : "ak");
-        draw_label(f, m, elem, x0 + (x1 - x0) * 0.35, y0 + (y1 - y0) * 0.35 - 2);
+        draw_label(f, m, draw_content_of(d, m), elem, x0 + (x1 - x0) * 0.35,
+                   y0 + (y1 - y0) * 0.35 - 2);
     }
 }
 
@@ -124,10 +173,19 @@ static void draw_frame(FILE *f, const collie_algorithm *alg, const collie_coll_a
     }
 }
 
+static void draw_free(draw_trace *d) {
+    free(d->msgs);
+    free(d->rounds);
+    for (size_t i = 0; i < d->ncontents; i++)
+        free(d->contents[i].label);
+    free(d->contents);
+}
+
 static int sim_draw_svg(const collie_algorithm *alg, const collie_coll_args *a,
                         const sim_model *model, const char *path) {
     draw_trace d;
     memset(&d, 0, sizeof d);
+    draw_contents(alg, a, &d);
     sim_hooks hooks = { draw_on_msg, draw_on_round, &d };
     sim_config c = { alg, *a, { 0 }, SIM_FULL, &hooks };
     if (model) {
@@ -139,11 +197,13 @@ static int sim_draw_svg(const collie_algorithm *alg, const collie_coll_args *a,
     sim_result r;
     if (sim_run(&c, &r) != 0) {
         fprintf(stderr, "collie-sim draw: %s\n", r.err);
+        draw_free(&d);
         return 1;
     }
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
+        draw_free(&d);
         return 1;
     }
     double tmax = d.tmax > 0 ? d.tmax : 1;
@@ -155,8 +215,7 @@ static int sim_draw_svg(const collie_algorithm *alg, const collie_coll_args *a,
     draw_msgs(f, &d, &g, a->elem_size ? a->elem_size : 1);
     fprintf(f, "</svg>\n");
     fclose(f);
-    free(d.msgs);
-    free(d.rounds);
+    draw_free(&d);
     printf("%s: %zu messages, %.4g %s\n", path, d.nmsgs, model ? r.time * 1e6 : r.time,
            model ? "us" : "steps");
     return 0;

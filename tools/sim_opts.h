@@ -16,7 +16,7 @@
 #define SIM_MAX_LIST 64
 
 typedef struct sim_opts {
-    const char *cmd, *coll_name, *algo, *out, *model_file, *method;
+    const char *cmd, *coll_name, *algo, *out, *model_file, *method, *tuning;
     int coll;
     long long P[SIM_MAX_LIST], bytes[SIM_MAX_LIST], n[SIM_MAX_LIST];
     int nP, nbytes, nn;
@@ -28,8 +28,10 @@ typedef struct sim_opts {
 
 static void sim_usage(FILE *f) {
     fprintf(f,
-        "usage: collie-sim predict --coll C --algo NAME|all --P LIST --bytes LIST\n"
-        "                          [--model FILE] [--csv] [--method auto|full|symmetric]\n"
+        "usage: collie-sim predict --coll C --algo NAME|all|auto --P LIST --bytes LIST\n"
+        "                          [--model FILE] [--csv] [--method auto|full|symmetric|closed]\n"
+        "                          [--tuning FILE]  (auto: the library's choice, with that file)\n"
+        "       collie-sim model   [--model FILE]  (prints the model's parameters)\n"
         "       collie-sim verify  --coll C --algo NAME|all --max-p N [--n LIST]\n"
         "       collie-sim draw    --coll C --algo NAME --P N [--n K] [--bytes B]\n"
         "                          [--model FILE] -o FILE.svg\n"
@@ -97,6 +99,7 @@ static bool parse_opt(sim_opts *o, const char *k, const char *v) {
     else if (!strcmp(k, "--n")) ok = parse_list(v, o->n, &o->nn);
     else if (!strcmp(k, "--model")) o->model_file = v;
     else if (!strcmp(k, "--method")) o->method = v;
+    else if (!strcmp(k, "--tuning")) o->tuning = v;
     else if (!strcmp(k, "-o")) o->out = v;
     else if (!strcmp(k, "--max-p")) ok = parse_ll(v, &x) && x >= 1 && x <= 4096, o->max_p = (int)x;
     else if (!strcmp(k, "--elem")) ok = parse_ll(v, &x) && x >= 1 && x <= 4096, o->elem = (int)x;

@@ -4,26 +4,67 @@
 #include "algorithms/canonical_pieces.h"
 #include "algorithms/patterns_butterfly.h"
 
+static unsigned slot_hash(int a, int e, int cap) {
+    uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)e;
+    k *= 0x9e3779b97f4a7c15ull;
+    return (unsigned)(k >> 32) & (unsigned)(cap - 1);
+}
+
+/* The index slot of node (a, e): where it is, or the empty slot where it would go. */
+static int index_slot(const cp_state *st, int a, int e) {
+    unsigned i = slot_hash(a, e, st->index_cap);
+    while (st->index[i]) {
+        const cp_node *n = &st->held[st->index[i] - 1];
+        if (n->a == a && n->e == e)
+            break;
+        i = (i + 1) & (unsigned)(st->index_cap - 1);
+    }
+    return (int)i;
+}
+
 static int find(const cp_state *st, int a, int e) {
-    for (int i = 0; i < st->nheld; i++)
-        if (st->held[i].a == a && st->held[i].e == e)
-            return i;
-    return -1;
+    return st->index_cap ? st->index[index_slot(st, a, e)] - 1 : -1;
+}
+
+/* Doubles the index (rehashing every held node); false when out of memory. */
+static bool grow_index(cp_state *st) {
+    int cap = st->index_cap ? 2 * st->index_cap : 64;
+    int *old = st->index;
+    st->index = calloc((size_t)cap, sizeof *st->index);
+    if (!st->index) {
+        st->index = old;
+        st->s->error = COLLIE_ERR_NOMEM;
+        return false;
+    }
+    free(old);
+    st->index_cap = cap;
+    for (int h = 0; h < st->nheld; h++)
+        st->index[index_slot(st, st->held[h].a, st->held[h].e)] = h + 1;
+    return true;
 }
 
 static bool add(cp_state *st, int a, int e, int slot) {
     if (st->nheld == st->cap) {
         int cap = st->cap ? 2 * st->cap : 16;
         cp_node *h = realloc(st->held, (size_t)cap * sizeof *h);
-        if (!h) {
+        int *live = realloc(st->live, (size_t)cap * sizeof *live);
+        if (h)
+            st->held = h;
+        if (live)
+            st->live = live;
+        if (!h || !live) {
             st->s->error = COLLIE_ERR_NOMEM;
             return false;
         }
-        st->held = h;
         st->cap = cap;
     }
-    cp_node n = { a, e, slot };
+    if (2 * (st->nheld + 1) > st->index_cap && !grow_index(st))
+        return false;
+    cp_node n = { a, e, slot, -1, -1, -1 };
+    pbf_node_parent(a, e, st->a->size, &n.pa, &n.mid, &n.pe);
+    st->live[st->nlive++] = st->nheld;
     st->held[st->nheld++] = n;
+    st->index[index_slot(st, a, e)] = st->nheld;
     return true;
 }
 
@@ -43,14 +84,21 @@ bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a) {
     st->s = s;
     st->a = a;
     st->held = NULL;
-    st->nheld = st->cap = st->nslots = 0;
+    st->index = NULL;
+    st->live = NULL;
+    st->nheld = st->cap = st->nslots = st->index_cap = st->nlive = 0;
     st->done = false;
     return add(st, a->rank, a->rank + 1, -1);
 }
 
 void cp_free(cp_state *st) {
     free(st->held);
+    free(st->index);
+    free(st->live);
     st->held = NULL;
+    st->index = NULL;
+    st->live = NULL;
+    st->index_cap = 0;
 }
 
 void cp_send(cp_state *st, int peer, int first, int len) {
@@ -83,10 +131,23 @@ void cp_recv(cp_state *st, int peer, int first, int len) {
 /* The parent of held node i when both its children are held and it is not; -1 else. */
 static int mergeable(const cp_state *st, int i, int *pa, int *mid, int *pe) {
     const cp_node *n = &st->held[i];
-    pbf_node_parent(n->a, n->e, st->a->size, pa, mid, pe);
+    *pa = n->pa;
+    *mid = n->mid;
+    *pe = n->pe;
     if (*pa < 0 || *pa != n->a || find(st, *pa, *pe) >= 0)
         return -1;
     return find(st, *mid, *pe);
+}
+
+/* Drops the live nodes whose parent is now held (they can never merge again). */
+static void prune_live(cp_state *st) {
+    int k = 0;
+    for (int j = 0; j < st->nlive; j++) {
+        const cp_node *n = &st->held[st->live[j]];
+        if (n->pa >= 0 && find(st, n->pa, n->pe) < 0)
+            st->live[k++] = st->live[j];
+    }
+    st->nlive = k;
 }
 
 static void merge_into(cp_state *st, int left, int right, sched_ref dst) {
@@ -97,10 +158,10 @@ static void merge_into(cp_state *st, int left, int right, sched_ref dst) {
 /* One local round: every parent whose children were held before it; false if none.
  * The root gets a round of its own (it writes RECV, which may alias the input). */
 static bool merge_round(cp_state *st) {
-    int before = st->nheld, nmerged = 0;
+    int before = st->nheld, nlive = st->nlive, nmerged = 0;
     sched_round_begin(st->s);
-    for (int i = 0; i < before && !st->done; i++) {
-        int pa, mid, pe, right = mergeable(st, i, &pa, &mid, &pe);
+    for (int j = 0; j < nlive && !st->done; j++) {
+        int i = st->live[j], pa, mid, pe, right = mergeable(st, i, &pa, &mid, &pe);
         if (right < 0 || right >= before)
             continue;
         bool root = pa == 0 && pe == st->a->size;
@@ -122,7 +183,8 @@ static bool merge_round(cp_state *st) {
 
 void cp_merge(cp_state *st) {
     while (!st->done && merge_round(st))
-        ;
+        prune_live(st);
+    prune_live(st);
 }
 
 void cp_finish_single(cp_state *st) {

@@ -17,6 +17,7 @@
 typedef struct cp_node {
     int a, e;           /* ranks [a, e) */
     int slot;           /* TMP slot, -1 = the rank's input in SEND */
+    int pa, mid, pe;    /* its parent [pa, pe) with children split at mid; pa = -1: none */
 } cp_node;
 
 typedef struct cp_state {
@@ -24,6 +25,10 @@ typedef struct cp_state {
     const collie_coll_args *a;
     cp_node *held;
     int nheld, cap, nslots;
+    int *index;         /* open addressing over held nodes by (a, e): held index + 1, 0 = empty */
+    int index_cap;      /* a power of two, at least twice nheld */
+    int *live;          /* held nodes whose parent is not held, in held order */
+    int nlive;          /* (the only ones merge rounds look at) */
     bool done;          /* the root has been written to RECV */
 } cp_state;
 

@@ -109,7 +109,8 @@ static const collie_algorithm *try_name(const collie_coll_args *a, const char *n
     return NULL;
 }
 
-/* Provisional rules, from bench/fastest.sh on a 2-core machine (docs/performance.md):
+/* Provisional rules, from bench/fastest.sh on a 2-core machine (docs/performance.md), for
+ * allreduce with P > 8 from the simulator:
  * the first rule whose team size and message size match gives a list of algorithms to try
  * in order; the first that accepts the call wins. */
 typedef struct rule {
@@ -123,6 +124,14 @@ typedef struct rule {
 #define ALL_BYTES UINT64_MAX
 static const rule rules[] = {
     { COLL_ALLREDUCE, 2, 2, 4096, { "recursive_doubling", "flat" } },
+    /* P > 8 cannot be measured here: from the simulator (bench/at_scale.sh, docs/performance.md
+     * "At scale"); the rules after these serve P <= 8 */
+    { COLL_ALLREDUCE, 9, 1 << 30, 2048, { "recursive_doubling", "rabenseifner" } },
+    { COLL_ALLREDUCE, 9, 64, 65536, { "binary_blocks", "rabenseifner" } },
+    { COLL_ALLREDUCE, 9, 64, ALL_BYTES, { "ring_pipelined", "ring" } },
+    { COLL_ALLREDUCE, 65, 1024, 4 << 20, { "rabenseifner", "binary_blocks" } },
+    { COLL_ALLREDUCE, 65, 1024, ALL_BYTES, { "ring_pipelined", "ring" } },
+    { COLL_ALLREDUCE, 1025, 1 << 30, ALL_BYTES, { "rabenseifner", "binary_blocks" } },
     { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
     { COLL_ALLREDUCE, 2, 3, 1 << 20, { "flat", "pairwise_exchange", "rabenseifner" } },
     { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },

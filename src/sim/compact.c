@@ -17,7 +17,8 @@ static uint32_t count_incoming(const collie_schedule *s, const sched_op *op) {
 }
 
 static sim_csched *alloc_csched(uint32_t nrounds, uint32_t nops, uint32_t nin) {
-    size_t sz = sizeof(sim_csched) + (size_t)nops * sizeof(sim_cop) +
+    size_t nw = (size_t)nrounds * SBUF_COUNT;
+    size_t sz = sizeof(sim_csched) + (size_t)nops * sizeof(sim_cop) + 2 * nw * sizeof(uint64_t) +
                 2 * ((size_t)nrounds + 1) * sizeof(uint32_t) + (size_t)nin * sizeof(int32_t);
     sim_csched *c = malloc(sz);
     if (!c)
@@ -25,7 +26,9 @@ static sim_csched *alloc_csched(uint32_t nrounds, uint32_t nops, uint32_t nin) {
     c->nrounds = nrounds;
     c->nops = nops;
     c->ops = (sim_cop *)(c + 1);
-    c->round_op = (uint32_t *)(c->ops + nops);
+    c->wlo = (uint64_t *)(c->ops + nops);
+    c->whi = c->wlo + nw;
+    c->round_op = (uint32_t *)(c->whi + nw);
     c->round_in = c->round_op + nrounds + 1;
     c->in = (int32_t *)(c->round_in + nrounds + 1);
     return c;
@@ -66,6 +69,24 @@ static bool build_into(const collie_algorithm *alg, const collie_coll_args *args
     return true;
 }
 
+/* The byte range each round's REDUCEs write, per buffer (staging checks it first). */
+static void write_bounds(sim_csched *c) {
+    for (uint32_t k = 0; k < c->nrounds; k++) {
+        uint64_t *lo = &c->wlo[k * SBUF_COUNT], *hi = &c->whi[k * SBUF_COUNT];
+        for (int b = 0; b < SBUF_COUNT; b++) {
+            lo[b] = UINT64_MAX;
+            hi[b] = 0;
+        }
+        for (uint32_t i = c->round_op[k]; i < c->round_op[k + 1]; i++) {
+            const sim_cop *w = &c->ops[i];
+            if (w->kind != SCHED_REDUCE || !w->bytes || w->buf >= SBUF_COUNT)
+                continue;
+            lo[w->buf] = w->off < lo[w->buf] ? w->off : lo[w->buf];
+            hi[w->buf] = w->off + w->bytes > hi[w->buf] ? w->off + w->bytes : hi[w->buf];
+        }
+    }
+}
+
 sim_csched *sim_csched_build(const collie_algorithm *alg, const collie_coll_args *args,
                              int rank, collie_schedule *s, char *err, size_t errsz) {
     if (!build_into(alg, args, rank, s, err, errsz))
@@ -86,6 +107,7 @@ sim_csched *sim_csched_build(const collie_algorithm *alg, const collie_coll_args
             compact_op(s, &s->ops[i], args->in_place, &c->ops[i], c->in, &at);
     }
     c->round_op[s->nrounds] = s->nops;
+    write_bounds(c);
     c->round_in[s->nrounds] = at;
     return c;
 }

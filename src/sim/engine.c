@@ -215,7 +215,7 @@ static void trace_msg(sim_engine *e, const sim_msg *g) {
     if (!e->c->hooks || !e->c->hooks->msg)
         return;
     sim_msg_trace t = { g->from, g->to, g->round, g->op, g->bytes, g->buf, g->off, g->issued,
-                        g->start, g->deliver, g->bidir, g->staged };
+                        g->start, g->deliver, g->bidir, g->staged, g->seq };
     e->c->hooks->msg(e->c->hooks->ctx, &t);
 }
 
@@ -232,7 +232,13 @@ static bool link_free(sim_engine *e, int32_t id, double now) {
     if (g->delivered)
         release_msg(e, id);
     sim_rank_check_finish(e, from_r, now);
-    return pump_sender(e, from_r, now) && (e->sym || pump_receiver(e, to_r, now));
+    /* The freed links take new messages once every link freed at this instant is free
+     * (events of one instant run in push order), so ranks in lockstep stay in it. */
+    bool pump_from = from->q_head != SIM_NONE, pump_to = !e->sym && to->w_head != SIM_NONE;
+    if ((pump_from && !sim_heap_push(&e->heap, now, EV_PUMP_SEND, from_r, 0)) ||
+        (pump_to && !sim_heap_push(&e->heap, now, EV_PUMP_RECV, to_r, 0)))
+        return sim_fail(e, "out of memory");
+    return true;
 }
 
 /* Delivery; in symmetric mode rank 0 receives the mirror image of its own message. */
@@ -249,6 +255,10 @@ static bool deliver(sim_engine *e, int32_t id, double now) {
 }
 
 bool sim_event_msg(sim_engine *e, const sim_event *ev) {
+    if (ev->kind == EV_PUMP_SEND)
+        return pump_sender(e, ev->id, ev->t);
+    if (ev->kind == EV_PUMP_RECV)
+        return pump_receiver(e, ev->id, ev->t);
     sim_msg *g = &e->msgs[ev->id];
     if (ev->ver != g->ver)
         return true;                            /* re-timed as bidirectional */

@@ -45,6 +45,9 @@ static bool run_reduce(sim_engine *e, int r, const sim_cop *op, double ready) {
 /* ---- staging ------------------------------------------------------------------------------ */
 
 static bool writes_over(const sim_csched *s, uint32_t round, const sim_msg *g) {
+    size_t at = (size_t)round * SBUF_COUNT + g->buf;
+    if (g->buf >= SBUF_COUNT || s->wlo[at] >= g->off + g->bytes || g->off >= s->whi[at])
+        return false;                           /* outside everything the round writes */
     for (uint32_t i = s->round_op[round]; i < s->round_op[round + 1]; i++) {
         const sim_cop *w = &s->ops[i];
         if (w->kind == SCHED_REDUCE && w->bytes && w->buf == g->buf &&

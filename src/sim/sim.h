@@ -62,6 +62,7 @@ typedef struct sim_msg_trace {
     uint64_t src_off;
     double issued, start, deliver;
     bool bidirectional, staged;
+    uint32_t seq;               /* its number among the messages from `from` to `to` */
 } sim_msg_trace;
 
 /* One round of one rank, reported when it ends. */
@@ -106,6 +107,14 @@ int sim_run(const sim_config *c, sim_result *out);
  * P <= 64).  false with the first difference in why. */
 bool sim_symmetric(const collie_algorithm *alg, const collie_coll_args *args, char *why,
                    size_t whysz);
+
+/* Closed forms (closed_form.c) of the allreduce algorithms whose full simulation needs P²
+ * messages: flat, ring, ring_pipelined; Hockney model only.  Exact where the ranks run in
+ * lockstep (count a multiple of P), an estimate otherwise (docs/simulator.md).  0 with
+ * *time in seconds, or -1 with the reason in why. */
+bool sim_closed_form_has(const collie_algorithm *alg);
+int sim_closed_form(const collie_algorithm *alg, const collie_coll_args *args,
+                    const sim_model *m, double *time, char *why, size_t whysz);
 
 /* Operations in rank's schedule (to estimate the work of a full simulation: about
  * P times this many events); -1 when the builder fails. */

@@ -29,6 +29,8 @@ typedef struct sim_csched {     /* one allocation */
     uint32_t *round_in;         /* nrounds + 1: first incoming peer of each round */
     sim_cop *ops;
     int32_t *in;                /* incoming peers of the REDUCEs, in op order */
+    uint64_t *wlo, *whi;        /* nrounds * SBUF_COUNT: bytes [lo, hi) each round's
+                                   REDUCEs write per buffer (lo >= hi: none) */
 } sim_csched;
 
 /* Builds rank's schedule with the algorithm and compacts it; NULL (err set) on failure. */
@@ -36,7 +38,8 @@ sim_csched *sim_csched_build(const collie_algorithm *alg, const collie_coll_args
                              int rank, collie_schedule *scratch, char *err, size_t errsz);
 
 /* ---- event heap and message table (table.c) ------------------------------------------- */
-enum sim_ev_kind { EV_START = 1, EV_READY, EV_LINK_FREE, EV_DELIVER, EV_XFER_END, EV_CPU_DONE };
+enum sim_ev_kind { EV_START = 1, EV_READY, EV_LINK_FREE, EV_DELIVER, EV_XFER_END, EV_CPU_DONE,
+                   EV_PUMP_SEND, EV_PUMP_RECV };
 
 typedef struct sim_event {
     double t;

@@ -98,6 +98,11 @@ static bool do_put(sym_sim *m, int r, uint32_t round, const sched_op *op) {
     if (n)
         memcpy(g->vals, from, n * sizeof *from);
     g->heard = take_snap(m, rs);
+    if (m->hook) {
+        char label[256];
+        sym_label(&m->st, m->P, m->a->count, g->vals, n, label, sizeof label);
+        m->hook(m->hook_ctx, r, (int)op->peer, q->n - 1, label);
+    }
     return true;
 }
 
@@ -315,8 +320,16 @@ static bool args_ok(sym_sim *m, const collie_coll_args *a) {
 
 int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
             char *err, size_t errsz) {
+    return sym_run_traced(name, args, scheds, NULL, NULL, err, errsz);
+}
+
+int sym_run_traced(const char *name, const collie_coll_args *args,
+                   const collie_schedule *scheds, sym_put_hook hook, void *ctx, char *err,
+                   size_t errsz) {
     sym_sim m;
     memset(&m, 0, sizeof m);
+    m.hook = hook;
+    m.hook_ctx = ctx;
     m.name = name;
     m.a = args;
     m.es = args->elem_size ? args->elem_size : 1;
@@ -341,16 +354,22 @@ int sym_run(const char *name, const collie_coll_args *args, const collie_schedul
     return ok ? 0 : -1;
 }
 
+void sym_build_all(const collie_algorithm *alg, const collie_coll_args *args,
+                   collie_schedule *scheds) {
+    for (int r = 0; r < args->size; r++) {
+        collie_coll_args a = *args;
+        a.rank = r;
+        sched_init(&scheds[r], r, args->size, args->elem_size);
+        alg->build(&scheds[r], &a);
+        sched_finish(&scheds[r]);
+    }
+}
+
 int sym_verify(const collie_algorithm *alg, const collie_coll_args *args, char *err,
                size_t errsz) {
     int P = args->size > 0 ? args->size : 0;
     collie_schedule *s = sym_xcalloc((size_t)P, sizeof *s);
-    for (int r = 0; r < P; r++) {
-        collie_coll_args a = *args;
-        a.rank = r;
-        sched_init(&s[r], r, P, args->elem_size);
-        alg->build(&s[r], &a);
-    }
+    sym_build_all(alg, args, s);
     int rc = sym_run(alg->name, args, s, err, errsz);
     if (rc != 0 && getenv("COLLIE_TEST_DUMP"))
         for (int r = 0; r < P; r++)

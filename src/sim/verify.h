@@ -32,6 +32,7 @@
 #define COLLIE_SIM_VERIFY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "algorithms/algorithm.h"
 #include "schedule/schedule.h"
 
@@ -40,10 +41,23 @@
 int sym_verify(const collie_algorithm *alg, const collie_coll_args *args, char *err,
                size_t errsz);
 
+/* Initialises scheds[r] and builds rank r's schedule with alg for r = 0 … args->size-1
+ * (args->rank is ignored); free them with sched_free. */
+void sym_build_all(const collie_algorithm *alg, const collie_coll_args *args,
+                   collie_schedule *scheds);
+
 /* Verifies given schedules, scheds[r] for rank r = 0 … args->size-1; name is used in
  * messages. */
 int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
             char *err, size_t errsz);
+
+/* sym_run, telling hook what every PUT carries: from, to, its number among the messages
+ * from `from` to `to` (0, 1, …), and a label of contribution sets over element ranges,
+ * "x0..3[8:16)" = ranks 0…3 combined, elements 8…15 (collie-sim draw). */
+typedef void (*sym_put_hook)(void *ctx, int from, int to, uint32_t seq, const char *label);
+int sym_run_traced(const char *name, const collie_coll_args *args,
+                   const collie_schedule *scheds, sym_put_hook hook, void *ctx, char *err,
+                   size_t errsz);
 
 /* A compact description of the call for messages: "ring allreduce P=5 count=7 ...". */
 void sym_describe(const char *name, const collie_coll_args *args, char *out, size_t outsz);

@@ -41,6 +41,12 @@ void sym_store_free(sym_store *st);
 const char *sym_expr_problem(const sym_store *st, uint32_t id, size_t e, int P,
                              bool commutative, bool idempotent, char *desc, size_t descsz);
 
+/* verify_label.c: what n element values carry, as contribution sets over element ranges
+ * ("x0..3[8:16)", "x{0,2,5}[0:4)"; no range when they are the whole vector of count
+ * elements); cut with " …" when longer than outsz. */
+void sym_label(const sym_store *st, int P, size_t count, const uint32_t *vals, size_t n,
+               char *out, size_t outsz);
+
 /* ---- the simulated team -------------------------------------------------------------- */
 typedef struct sym_snap {       /* an immutable copy of a "heard from" set */
     uint32_t refs;
@@ -84,6 +90,8 @@ typedef struct sym_sim {
     char *err;
     size_t errsz;
     bool failed;
+    sym_put_hook hook;          /* optional: told what every PUT carries */
+    void *hook_ctx;
 } sym_sim;
 
 /* Records the first failure: "<call>: rank R round K element E: message" (negative

@@ -29,8 +29,17 @@ predict_csv)
     echo "$out" | grep -q '^binomial,2,1024,1\.0120,' || fail "binomial P=2: $out"
     ;;
 predict_symmetric)
-    out=$("$SIM" predict --coll allreduce --algo ring --P 65536 --bytes 4M) || fail "exit"
-    echo "$out" | grep -Eq '^ring +65536 +4194304 +[0-9.]+ +symmetric' || fail "ring 65536: $out"
+    # ring at P = 65536: the symmetric run (rank 0 only) and the closed form agree (auto
+    # takes the closed form) within one segment's reduction
+    sym=$("$SIM" predict --coll allreduce --algo ring --P 65536 --bytes 4M --method symmetric \
+          --csv) || fail "exit"
+    echo "$sym" | grep -Eq '^ring,65536,4194304,[0-9.]+,symmetric' || fail "ring 65536: $sym"
+    auto=$("$SIM" predict --coll allreduce --algo ring --P 65536 --bytes 4M --csv) || fail "exit"
+    echo "$auto" | grep -Eq '^ring,65536,4194304,[0-9.]+,closed' || fail "ring 65536: $auto"
+    a=$(echo "$sym" | tail -1 | cut -d, -f4)
+    b=$(echo "$auto" | tail -1 | cut -d, -f4)
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }' \
+        || fail "symmetric $a us, closed form $b us"
     ;;
 verify_ok)
     "$SIM" verify --coll allreduce --algo all --max-p 9 > "$TMP/out" 2>&1 || fail "$(cat "$TMP/out")"
@@ -48,7 +57,33 @@ draw)
     grep -q '<svg' "$TMP/rd.svg" || fail "no svg"
     n=$(grep -c "marker-end=" "$TMP/rd.svg")
     [ "$n" = 8 ] || fail "expected 8 message arrows (P=4: 2 exchanges per rank), got $n"
-    grep -q 'S\[0:4)' "$TMP/rd.svg" || fail "no label of the first exchange"
+    # contribution labels: the first exchange carries one input, the second two
+    grep -q '>x1<' "$TMP/rd.svg" || fail "no label x1 of the first exchange"
+    grep -q '>x2\.\.3<' "$TMP/rd.svg" || fail "no label x2..3 of the second exchange"
+    # ring P=3, 6 elements: reduce-scatter sends single inputs' segments, the allgather
+    # reduced segments x0..2
+    "$SIM" draw --coll allreduce --algo ring --P 3 --bytes 48 -o "$TMP/ring.svg" || fail "ring"
+    grep -q '>x2\[0:2)<' "$TMP/ring.svg" || fail "no label x2[0:2): $(grep -o '>x[^<]*<' "$TMP/ring.svg")"
+    n=$(grep -c '>x0\.\.2\[' "$TMP/ring.svg")
+    [ "$n" = 6 ] || fail "expected 6 allgather messages labelled x0..2[…), got $n"
+    ;;
+predict_auto)
+    out=$("$SIM" predict --coll allreduce --algo auto --P 2,8 --bytes 8,16M --csv) || fail "exit"
+    n=$(echo "$out" | grep -c '^auto,.*,chose [a-z_]*$')
+    [ "$n" = 4 ] || fail "expected 4 auto rows naming the chosen algorithm: $out"
+    ;;
+predict_closed)
+    # flat P = 4, 1000 bytes, hand model: messages to rank +1 and +3 one-directional
+    # (0.5 + 0.5 us each), the one to rank +2 both ways at once (1 + 1 us), then a
+    # 4-source reduction of 3 x 1 us: 7 us
+    out=$("$SIM" predict --coll allreduce --algo flat --P 4 --bytes 1000 --elem 1 --csv \
+          --method closed --model "$TMP/hand.model") || fail "exit"
+    echo "$out" | grep -q '^flat,4,1000,7\.0000,closed' || fail "flat closed form: $out"
+    full=$("$SIM" predict --coll allreduce --algo flat --P 4 --bytes 1000 --elem 1 --csv \
+          --method full --model "$TMP/hand.model") || fail "exit"
+    echo "$full" | grep -q '^flat,4,1000,7\.0000,full' || fail "flat full: $full"
+    out=$("$SIM" predict --coll allreduce --algo ring_pipelined --P 65536 --bytes 64K) || fail "exit"
+    echo "$out" | grep -Eq '^ring_pipelined +65536 +65536 +[0-9.]+ +closed' || fail "ring_pipelined 65536: $out"
     ;;
 usage)
     "$SIM" > /dev/null 2>&1 && fail "no arguments accepted"

@@ -8,6 +8,7 @@ RUN=$1
 TUNE=$2
 BENCH=$3
 CASE=$4
+SIM=${5:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL $CASE: $*"; exit 1; }
@@ -45,6 +46,25 @@ check_bad)
     COLLIE_TUNING_FILE="$TMP/bad.json" "$RUN" -n 2 "$BENCH" --coll barrier > "$TMP/o" 2>&1 \
         && fail "collie_init accepted a bad COLLIE_TUNING_FILE"
     grep -q "bad.json:2: alpha must be a number" "$TMP/o" || fail "init message: $(cat "$TMP/o")"
+    ;;
+rules)
+    # --rules on 2 and then 3 ranks: one file with rules for both team sizes; every rule
+    # names a registered algorithm that the library then picks for a call it covers
+    for np in 2 3; do
+        "$RUN" -n $np "$TUNE" --quick --rules --repeat 2 --out "$TMP/r.json" > "$TMP/out" 2>&1 \
+            || fail "exit status (n=$np): $(cat "$TMP/out")"
+    done
+    out=$("$TUNE" --check "$TMP/r.json") || fail "--check rejects the written file: $out"
+    echo "$out" | grep -q 'allreduce P 2\.\.2 bytes 0\.\.' || fail "no P=2 rule from 0 bytes: $out"
+    echo "$out" | grep -q 'allreduce P 3\.\.3 bytes 0\.\.' || fail "no P=3 rule from 0 bytes: $out"
+    [ -n "$SIM" ] || exit 0
+    echo "$out" | sed -n 's/.*allreduce P \([0-9]*\)\.\.[0-9]* bytes \([0-9]*\)\.\.[0-9]* -> \(.*\)/\1 \2 \3/p' |
+    while read -r p lo alg; do
+        lo=$(( lo < 8 ? 8 : (lo + 7) / 8 * 8 ))
+        got=$("$SIM" predict --coll allreduce --algo auto --tuning "$TMP/r.json" --P "$p" \
+              --bytes "$lo" --csv | tail -1)
+        echo "$got" | grep -q ",chose $alg\$" || fail "P=$p $lo bytes: rule names $alg, auto: $got"
+    done || exit 1
     ;;
 one_rank)
     out=$("$RUN" -n 1 "$TUNE" --quick --out "$TMP/t.json" 2>&1) && fail "ran on one rank"

@@ -142,6 +142,73 @@ static void test_symmetric(void) {
     }
 }
 
+/* The closed forms (closed_form.c) against the full simulation, P = 2 … 40: flat and
+ * ring_pipelined exactly; ring within one segment's reduction γ·s when count >= P (rank
+ * 0 skips a reduction, odd P); with count < P ranks leave lockstep and ring's formula
+ * is an estimate (measured within 30 % here, documented in docs/simulator.md). */
+static void check_closed(const char *name, int P, size_t count, const sim_model *m,
+                         double tol, double *worst) {  /* tol < 0: relative */
+    const collie_algorithm *alg = collie_algorithm_find(COLL_ALLREDUCE, name);
+    collie_coll_args a;
+    memset(&a, 0, sizeof a);
+    a.coll = COLL_ALLREDUCE;
+    a.size = P;
+    a.elem_size = 8;
+    a.count = count;
+    a.bytes = count * 8;
+    a.commutative = a.shared_memory = true;
+    if (!strcmp(name, "ring_pipelined")) {      /* several chunks per part */
+        a.params.count = 1;
+        snprintf(a.params.key[0], sizeof a.params.key[0], "segment");
+        a.params.value[0] = 64;
+    }
+    sim_config c = { alg, a, *m, SIM_FULL, NULL };
+    sim_result r;
+    double closed = 0;
+    char why[128];
+    if (sim_run(&c, &r) != 0 || sim_closed_form(alg, &a, m, &closed, why, sizeof why) != 0) {
+        printf("FAIL %s P=%d count=%zu: %s %s\n", name, P, count, r.err, why);
+        failures++;
+        return;
+    }
+    double err = fabs(closed - r.time);
+    if (tol < 0)
+        tol = -tol * r.time;                    /* relative */
+    if (err > tol + 1e-9 * r.time) {
+        printf("FAIL %s P=%d count=%zu: closed form %.6f us, full %.6f us\n", name, P, count,
+               closed / US, r.time / US);
+        failures++;
+    }
+    if (err / r.time > *worst)
+        *worst = err / r.time;
+}
+
+static void test_closed_forms(void) {
+    sim_model m;
+    sim_model_default(&m);
+    double worst_even = 0, worst_small = 0;
+    for (int P = 2; P <= 40; P++) {
+        size_t even = (size_t)P * 64, uneven = even + (size_t)P / 2 + 1, small = (size_t)P / 2;
+        double seg = m.gamma * 8.0 * (double)(uneven / (size_t)P + 1);
+        check_closed("flat", P, even, &m, 0, &worst_even);
+        check_closed("flat", P, uneven, &m, 0, &worst_even);
+        check_closed("ring_pipelined", P, even, &m, 0, &worst_even);
+        check_closed("ring_pipelined", P, uneven, &m, 0, &worst_even);
+        check_closed("ring", P, even, &m, seg, &worst_even);
+        check_closed("ring", P, uneven, &m, seg, &worst_even);
+        if (small == 0)
+            continue;
+        check_closed("flat", P, small, &m, 0, &worst_small);
+        check_closed("ring_pipelined", P, small, &m, 0, &worst_small);
+        double dummy = 0;
+        check_closed("ring", P, small, &m, -0.3, &dummy);
+        check_closed("ring", P, (size_t)(P + 7) / 8, &m, -0.3, &dummy);
+        worst_small = dummy > worst_small ? dummy : worst_small;
+    }
+    printf("closed forms vs full, P = 2 … 40: worst relative difference %.4f (count >= P), "
+           "%.4f (count < P)\n", worst_even, worst_small);
+}
+
 static void test_model_files(void) {
     sim_model m;
     char err[200];
@@ -219,6 +286,7 @@ int main(void) {
     test_hand_costs();
     test_loggp();
     test_symmetric();
+    test_closed_forms();
     test_model_files();
     test_all_complete();
     test_large();
