@@ -11,6 +11,15 @@
  * theirs).  The request must run "mcast".  --expect says where the data came from, from
  * the counters of all ranks: "mcast" = some fragments by multicast (no injected loss),
  * "chain" = none by multicast (COLLIE_MCAST_DROP=1), "any" = no check.
+ * --expect none: the team must have no multicast (COLLIE_MCAST=off) and auto must not
+ * choose mcast.
+ *
+ *   collie-run -n P -- mp_mcast --dead R
+ *
+ * Rank R _exit()s instead of joining a broadcast from root P-1 (R may be the root): every
+ * live rank must, within COLLIE_TIMEOUT_MS + 5 s, either have the root's data (it needed
+ * nothing from R) or get COLLIE_ERR_PEER naming a rank — always the latter when R is the
+ * root.
  * Exit 0 only when every check passed.
  */
 #include <stdarg.h>
@@ -18,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "collie.h"
 #include "core/core.h"
@@ -135,16 +146,59 @@ static void check_sources(const char *expect) {
               (unsigned long long)all[0]);
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int dead_peer(int dead) {
+    uint8_t buf[1000];
+    fill(buf, 7, sizeof buf, size - 1);
+    check_status(collie_barrier(collie_world()), "barrier");
+    if (rank == dead)
+        _exit(0);
+    const char *env = getenv("COLLIE_TIMEOUT_MS");
+    double limit = (env ? atof(env) : 60000.0) + 5000.0, t0 = now_ms();
+    int st = collie_bcast(collie_world(), buf, sizeof buf, COLLIE_UINT8, size - 1);
+    double ms = now_ms() - t0;
+    const char *msg = st ? collie_last_error() : "";
+    bool ok = st == COLLIE_OK && dead != size - 1;
+    if (ok)
+        verify(buf, 7, sizeof buf, size - 1, "dead peer");
+    check(ok || (st == COLLIE_ERR_PEER && strstr(msg, "rank ")), "rank %d died: bcast returned "
+          "%d (%s): %s", dead, st, collie_strerror(st), msg);
+    check(ms <= limit, "rank %d died: the bcast failed only after %.0f ms", dead, ms);
+    printf("mp_mcast rank %d: rank %d died: status %d after %.0f ms: %s\n", rank, dead, st, ms, msg);
+    return failures ? 1 : 0;
+}
+
+static void expect_none(void) {
+    check(!collie_team_multicast(collie_world()), "the team has multicast although it is off");
+    uint8_t b[64];
+    collie_request_t *req;
+    check_status(collie_ibcast(collie_world(), b, sizeof b, COLLIE_UINT8, 0, &req), "ibcast");
+    const char *used = collie_request_algorithm(req);
+    check(used && strcmp(used, "mcast") != 0, "auto chose %s without multicast", used ? used : "?");
+    check_status(collie_wait(req), "wait");
+    collie_request_free(req);
+    collie_finalize();
+    printf("mp_mcast rank %d: P=%d %ld checks, %ld failures\n", rank, size, checks, failures);
+}
+
 int main(int argc, char **argv) {
-    int iters = 2;
+    int iters = 2, dead = -1;
     const char *expect = "any";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
             iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc)
             expect = argv[++i];
+        else if (strcmp(argv[i], "--dead") == 0 && i + 1 < argc)
+            dead = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: mp_mcast [--iters N] [--expect mcast|chain|any]\n");
+            fprintf(stderr, "usage: mp_mcast [--iters N] [--expect mcast|chain|any|none] "
+                    "[--dead RANK]\n");
             return 2;
         }
     }
@@ -154,6 +208,12 @@ int main(int argc, char **argv) {
     }
     rank = collie_rank(collie_world());
     size = collie_size(collie_world());
+    if (strcmp(expect, "none") == 0) {
+        expect_none();
+        return failures ? 1 : 0;
+    }
+    if (dead >= 0)
+        return dead_peer(dead);
     check(collie_team_multicast(collie_world()), "multicast was not set up on this team");
     const size_t sizes[] = { 1, 48, 49, 1000, 16384, 16385, 100000, 300000, 0 };
     uint8_t *buf = malloc(300000), *bufs[3] = { malloc(100), malloc(20000), malloc(3) };
