@@ -192,13 +192,17 @@ int collie_mcast_team_setup(collie_team_t *team) {
         collie_log(COLLIE_LOG_DEBUG, "multicast not set up: %s", why_not);
         return COLLIE_OK;
     }
+    mcast_drop check;   /* a malformed COLLIE_MCAST_DROP fails collie_init on every rank */
+    int st = mcast_drop_parse(&check, collie_env_str("COLLIE_MCAST_DROP", NULL), team->rank);
+    if (st)
+        return st;
     collie_mcast *mc = calloc(1, sizeof *mc);
     if (!mc)
         return collie_fail(COLLIE_ERR_NOMEM, "multicast: cannot allocate the team state");
     mc->sock.fd = -1;
     setup_block b;
     memset(&b, 0, sizeof b);
-    int st = team->rank == 0 ? draw(&b) : COLLIE_OK;   /* a failed draw sends zeros: group 0 */
+    st = team->rank == 0 ? draw(&b) : COLLIE_OK;   /* a failed draw sends zeros: group 0 */
     if ((st = internal_call(team, "binomial", COLL_BCAST, &b, sizeof b, COLLIE_UINT8, NULL))) {
         free(mc);
         return st;
