@@ -240,7 +240,7 @@ void collie_mcast_team_free(collie_team_t *team) {
         return;
     collie_transport *tp = team->tp;
     uint64_t start = collie_now_ns();
-    while (!collie_discard_all(tp) && (!team->timeout_ns || collie_now_ns() - start < team->timeout_ns)) {
+    while (!team->failed && !collie_discard_all(tp) && (!team->timeout_ns || collie_now_ns() - start < team->timeout_ns)) {
         uint32_t token = tp->ops->sleep_prepare(tp);
         if (!collie_discard_all(tp))
             tp->ops->sleep(tp, token, 10000000ull);
