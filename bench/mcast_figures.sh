@@ -11,13 +11,13 @@
 #   bash bench/mcast_figures.sh [--np "2 4 8 12 16"] [--fixed-p 16] [--bytes 2]
 #        [--iters 300] [--out DIR] [--no-netns] [--no-plot]
 #
-# Writes DIR/latency.csv (net,algorithm,P,rank,latency_us; default DIR bench/results/mcast)
+# Writes DIR/latency.csv (net,algorithm,P,rank,latency_us; default DIR docs/figures/mcast, which docs/performance.md shows)
 # and, unless --no-plot, the PNGs of bench/plot_mcast.py (matplotlib from PyPI in a venv;
 # it says so when it cannot plot).  The algorithms of one P run back to back in the same
 # script; on a loaded machine the numbers are scheduler wake-ups, not the network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPS="2 4 8 12 16"; FIXED=16; BYTES=2; ITERS=300; OUT=bench/results/mcast; NETNS=1; PLOT=1
+NPS="2 4 8 12 16"; FIXED=16; BYTES=2; ITERS=300; OUT=docs/figures/mcast; NETNS=1; PLOT=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) NPS=$2; shift 2 ;;
@@ -71,6 +71,19 @@ if [ "$NETNS" = 1 ]; then
     echo "netns: skipped (${why:-setup failed})"
   fi
 fi
-echo "wrote $CSV"
+# A markdown table for docs/performance.md: rank 1, rank P-1, and min/max over ranks.
+{
+  echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $BYTES-byte bcast from rank 0, median of $ITERS calls per rank (µs)."
+  echo
+  echo "| net | P | algorithm | rank 1 | rank P-1 | fastest rank | slowest rank |"
+  echo "| --- | ---: | --- | ---: | ---: | ---: | ---: |"
+  awk -F, 'NR > 1 { k = $1 "," $2 "," $3; if (!(k in lo) || $5 < lo[k]) lo[k] = $5
+                    if (!(k in hi) || $5 > hi[k]) hi[k] = $5
+                    if ($4 == 1) r1[k] = $5; if ($4 == $3 - 1) rl[k] = $5; order[k] = NR }
+           END { for (k in order) { split(k, f, ",")
+                   printf "| %s | %d | %s | %.1f | %.1f | %.1f | %.1f |\n", f[1], f[3], f[2], r1[k], rl[k], lo[k], hi[k] } }' \
+    "$CSV" | sort -t'|' -k2,2 -k3,3n -k4,4
+} >"$OUT/summary.md"
+echo "wrote $CSV and $OUT/summary.md"
 [ "$PLOT" = 1 ] && bash bench/plot_mcast.sh "$CSV" "$OUT" "$FIXED"
 exit 0

@@ -8,8 +8,8 @@ csv=$1 out=$2 fixed=$3
 venv=${COLLIE_PLOT_VENV:-build/plot-venv}
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import matplotlib" 2>/dev/null; then
   echo "plot: installing matplotlib into $venv (PyPI)"
-  if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q matplotlib; } >"$out/plot-venv.log" 2>&1; then
-    echo "plot: CANNOT PLOT: no venv or matplotlib (python3-venv installed? network?); see $out/plot-venv.log"
+  if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q matplotlib; } >"$venv.log" 2>&1; then
+    echo "plot: CANNOT PLOT: no venv or matplotlib (python3-venv installed? network?); see $venv.log"
     echo "plot: the numbers are in $csv"
     exit 0
   fi
