@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/base.h"
 #include "sim/sim.h"
 
 #define MCAST_SEGMENT 16384
@@ -37,17 +38,10 @@ typedef struct mc_ctx {
     uint64_t rng;
 } mc_ctx;
 
-static uint64_t rng_next(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static bool lost(mc_ctx *c) {
     if (c->m->loss <= 0)
         return false;
-    return (double)(rng_next(&c->rng) >> 11) * 0x1.0p-53 < c->m->loss;
+    return (double)(collie_splitmix64(&c->rng) >> 11) * 0x1.0p-53 < c->m->loss;
 }
 
 static uint64_t frag_len(const mc_ctx *c, int f) {

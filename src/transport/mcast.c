@@ -29,13 +29,6 @@
 
 /* ---- fault injection ------------------------------------------------------------------ */
 
-static uint64_t splitmix(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 int mcast_drop_parse(mcast_drop *d, const char *spec, int rank) {
     memset(d, 0, sizeof *d);
     d->rng = (uint64_t)collie_env_int("COLLIE_MCAST_DROP_SEED", 1) * 0x100000001B3ull + (uint64_t)rank;
@@ -68,7 +61,7 @@ bool mcast_drop_this(mcast_drop *d, int rank, const mcast_hdr *h) {
         return false;
     if (d->prob >= 1.0)
         return true;
-    return (double)(splitmix(&d->rng) >> 11) * 0x1.0p-53 < d->prob;
+    return (double)(collie_splitmix64(&d->rng) >> 11) * 0x1.0p-53 < d->prob;
 }
 
 /* ---- interface -------------------------------------------------------------------------- */

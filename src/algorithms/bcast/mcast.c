@@ -148,12 +148,6 @@ static void drain_own(collie_request_t *req) {
 
 /* ---- driving a call ---------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int driver_prepare(collie_request_t *req) {
     collie_mcast *mc = req->team->mcast;
     if (!mc)
@@ -189,8 +183,9 @@ static void driver_start(collie_request_t *req) {
     c->prev = me == root ? -1 : (me + P - 1) % P;
     c->next = (me + 1) % P == root ? -1 : (me + 1) % P;
     c->sync_rank = -1;
+    uint64_t state = c->mc->seed ^ req->call_seq;
     if (c->mc->sync_random && P > 1)
-        c->sync_rank = (int)((root + 1 + mix64(c->mc->seed ^ req->call_seq) % (uint64_t)(P - 1)) % (uint64_t)P);
+        c->sync_rank = (int)((root + 1 + collie_splitmix64(&state) % (uint64_t)(P - 1)) % (uint64_t)P);
     c->mc->calls++;
 }
 
