@@ -20,6 +20,12 @@
  * live rank must, within COLLIE_TIMEOUT_MS + 5 s, either have the root's data (it needed
  * nothing from R) or get COLLIE_ERR_PEER naming a rank — always the latter when R is the
  * root.
+ *   collie-run -n P -- mp_mcast --lazy-successor
+ *
+ * A message of 25 fragments (more than a channel holds) from root 0; rank 2 then stays out
+ * of collie for 1.5 s.  Rank 1, its predecessor, must still finish its broadcast (its
+ * chain forward to rank 2) well before that: a rank never leaves more unread chain
+ * chunks behind than its predecessor's channel holds.
  * Exit 0 only when every check passed.
  */
 #include <stdarg.h>
@@ -173,6 +179,26 @@ static int dead_peer(int dead) {
     return failures ? 1 : 0;
 }
 
+static int lazy_successor(void) {
+    size_t n = 25 * 16384;
+    uint8_t *buf = malloc(n);
+    fill(buf, 3, n, 0);
+    check_status(collie_barrier(collie_world()), "barrier");
+    double t0 = now_ms();
+    check_status(collie_bcast(collie_world(), buf, n, COLLIE_UINT8, 0), "bcast");
+    double ms = now_ms() - t0;
+    verify(buf, 3, n, 0, "lazy successor");
+    if (rank == 2)
+        usleep(1500000);
+    check(rank != 1 || ms < 1000.0, "rank 1's bcast took %.0f ms: it waited for its successor "
+          "to call collie again", ms);
+    check_status(collie_barrier(collie_world()), "barrier");
+    free(buf);
+    check_status(collie_finalize(), "finalize");
+    printf("mp_mcast rank %d: lazy successor: bcast %.1f ms, %ld failures\n", rank, ms, failures);
+    return failures ? 1 : 0;
+}
+
 static void expect_none(void) {
     check(!collie_team_multicast(collie_world()), "the team has multicast although it is off");
     uint8_t b[64];
@@ -188,6 +214,7 @@ static void expect_none(void) {
 
 int main(int argc, char **argv) {
     int iters = 2, dead = -1;
+    bool lazy = false;
     const char *expect = "any";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
@@ -196,9 +223,11 @@ int main(int argc, char **argv) {
             expect = argv[++i];
         else if (strcmp(argv[i], "--dead") == 0 && i + 1 < argc)
             dead = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--lazy-successor") == 0)
+            lazy = true;
         else {
             fprintf(stderr, "usage: mp_mcast [--iters N] [--expect mcast|chain|any|none] "
-                    "[--dead RANK]\n");
+                    "[--dead RANK] [--lazy-successor]\n");
             return 2;
         }
     }
@@ -214,6 +243,8 @@ int main(int argc, char **argv) {
     }
     if (dead >= 0)
         return dead_peer(dead);
+    if (lazy)
+        return lazy_successor();
     check(collie_team_multicast(collie_world()), "multicast was not set up on this team");
     const size_t sizes[] = { 1, 48, 49, 1000, 16384, 16385, 100000, 300000, 0 };
     uint8_t *buf = malloc(300000), *bufs[3] = { malloc(100), malloc(20000), malloc(3) };

@@ -23,9 +23,10 @@
  *   predecessor's chain chunks for this call (they may still be on the way).  It records
  *   how many in tp->discard[prev]; they are dropped unread, in channel order, before any
  *   later read from prev and whenever the team's queue progresses (and at finalize), so
- *   they can never be taken for a later call's messages, and the predecessor gets its
- *   slots back (a forward larger than the channel, nslots × slot bytes, completes only
- *   while its successor is inside some collie call).
+ *   they can never be taken for a later call's messages.  A rank never finishes owing
+ *   more chunks than the channel has slots (it reads and drops the excess first, which
+ *   costs a large message its chain pass): so the predecessor can always complete its
+ *   forward, whatever its successor does after the call.
  * Rounds: stage 1 one multicast; stage 2 none for a rank whose predecessor got the
  *   message, else 1 + the number of predecessors in a row that lost fragments ("penalty
  *   rounds"; ε^k for k in a row at loss rate ε; P - 1 at total loss).
@@ -55,15 +56,21 @@ uint64_t mcast_frag_len(const collie_request_t *req, uint32_t frag) {
     return req->args.bytes - off < c->frag ? req->args.bytes - off : c->frag;
 }
 
-void mcast_take_fragment(collie_request_t *req, uint32_t frag, const void *data, uint64_t len) {
+bool mcast_take_fragment(collie_request_t *req, uint32_t frag, const void *data, uint64_t len) {
     mcast_call *c = req->algo_state;
     if (c->have[frag])
-        return;
+        return false;
     memcpy((char *)req->buf[SBUF_RECV] + (uint64_t)frag * c->frag, data, len);
     c->have[frag] = 1;
     c->nhave++;
     if (c->next >= 0)
         c->forward[c->fwd_queued++] = frag;
+    return true;
+}
+
+uint64_t mcast_owed(const collie_request_t *req) {
+    const mcast_call *c = req->algo_state;
+    return c->prev < 0 ? 0 : req->team->tp->discard[c->prev] + (c->nfrags - c->chain_got);
 }
 
 /* ---- stage 1 ----------------------------------------------------------------------------- */
@@ -124,8 +131,7 @@ static int receive_datagrams(collie_request_t *req, bool *moved) {
             s->dropped++;
             continue;
         }
-        if (!c->have[h->frag]) {
-            mcast_take_fragment(req, h->frag, h + 1, h->len);
+        if (mcast_take_fragment(req, h->frag, h + 1, h->len)) {
             c->mc->frags_by_mcast++;
             *moved = true;
         }
@@ -245,10 +251,11 @@ static int complete(collie_request_t *req, mcast_call *c) {
 
 static int run(collie_request_t *req, mcast_call *c, bool *moved) {
     int st = COLLIE_OK;
+    uint32_t nslots = req->team->tp->nslots;
     if (c->prev >= 0 && c->nhave < c->nfrags)
         st = receive_datagrams(req, moved);
     if (!st && c->prev >= 0)
-        st = mcast_chain_receive(req, moved);
+        st = mcast_chain_receive(req, nslots, moved);
     if (!st && c->next >= 0)
         st = mcast_chain_forward(req, moved);
     if (st)
@@ -261,6 +268,11 @@ static int run(collie_request_t *req, mcast_call *c, bool *moved) {
     if (c->next >= 0 && c->fwd_sent < c->nfrags) {
         req->blocked_peer = c->next;
         req->blocked_on_credit = true;
+        return COLLIE_TIMEOUT;
+    }
+    if (mcast_owed(req) > nslots) {   /* the predecessor could block on this rank later */
+        req->blocked_peer = c->prev;
+        req->blocked_on_credit = false;
         return COLLIE_TIMEOUT;
     }
     return complete(req, c);

@@ -29,14 +29,19 @@ typedef struct mcast_call {
     uint64_t poll_ns;           /* sleep slice while datagrams may still come */
 } mcast_call;
 
-/* mcast.c: a fragment arrived (by multicast or by the chain); copies it in once. */
-void mcast_take_fragment(collie_request_t *req, uint32_t frag, const void *data, uint64_t len);
+/* mcast.c: a fragment arrived (by multicast or by the chain); copies it in once (true) or
+ * ignores a duplicate (false). */
+bool mcast_take_fragment(collie_request_t *req, uint32_t frag, const void *data, uint64_t len);
+/* Chunks this rank would leave unread on its predecessor's channel if it finished now. */
+uint64_t mcast_owed(const collie_request_t *req);
 uint64_t mcast_frag_len(const collie_request_t *req, uint32_t frag);
 
 /* mcast_chain.c — stage 2.  Each returns COLLIE_OK or an error; `moved` is set when
  * something was sent or received. */
 int mcast_chain_forward(collie_request_t *req, bool *moved);   /* to the successor */
-int mcast_chain_receive(collie_request_t *req, bool *moved);   /* from the predecessor */
+/* From the predecessor: while fragments are missing, or while more than max_owed chunks
+ * would be left unread (those are read and dropped). */
+int mcast_chain_receive(collie_request_t *req, uint64_t max_owed, bool *moved);
 /* The synchronisation message of the random single process: the partner sends it (true
  * when sent), the root receives it (true when received). */
 int mcast_sync_send(collie_request_t *req, bool *done);

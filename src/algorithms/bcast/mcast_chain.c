@@ -98,10 +98,10 @@ int mcast_chain_forward(collie_request_t *req, bool *moved) {
     return COLLIE_OK;
 }
 
-int mcast_chain_receive(collie_request_t *req, bool *moved) {
+int mcast_chain_receive(collie_request_t *req, uint64_t max_owed, bool *moved) {
     mcast_call *c = req->algo_state;
     collie_transport *tp = req->team->tp;
-    while (c->chain_got < c->nfrags && c->nhave < c->nfrags) {
+    while (c->chain_got < c->nfrags && (c->nhave < c->nfrags || mcast_owed(req) > max_owed)) {
         collie_slot_hdr *h = next_chunk(tp, c->prev);
         if (!h)
             break;
@@ -109,10 +109,10 @@ int mcast_chain_receive(collie_request_t *req, bool *moved) {
         if (h->check != chain_check(req) || m->call_seq != req->call_seq || m->addr >= c->nfrags ||
             h->bytes != mcast_frag_len(req, (uint32_t)m->addr))
             return mismatch(req, c->prev, h, "a chain fragment");
-        mcast_take_fragment(req, (uint32_t)m->addr, collie_slot_payload(h, h->bytes), h->bytes);
+        if (mcast_take_fragment(req, (uint32_t)m->addr, collie_slot_payload(h, h->bytes), h->bytes))
+            c->mc->frags_by_chain++;
         release_chunk(tp, c->prev);
         c->chain_got++;
-        c->mc->frags_by_chain++;
         *moved = true;
     }
     return COLLIE_OK;
