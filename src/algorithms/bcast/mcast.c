@@ -24,9 +24,10 @@
  *   how many in tp->discard[prev]; they are dropped unread, in channel order, before any
  *   later read from prev and whenever the team's queue progresses (and at finalize), so
  *   they can never be taken for a later call's messages.  A rank never finishes owing
- *   more chunks than the channel has slots (it reads and drops the excess first, which
- *   costs a large message its chain pass): so the predecessor can always complete its
- *   forward, whatever its successor does after the call.
+ *   more chunks than the channel has slots (it reads and drops the excess first: for a
+ *   message of more fragments than slots it waits for its predecessor's forwards, one
+ *   pipelined hop): so the predecessor can always complete its forward, whatever its
+ *   successor does after the call.
  * Rounds: stage 1 one multicast; stage 2 none for a rank whose predecessor got the
  *   message, else 1 + the number of predecessors in a row that lost fragments ("penalty
  *   rounds"; ε^k for k in a row at loss rate ε; P - 1 at total loss).
