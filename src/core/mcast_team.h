@@ -26,8 +26,7 @@ typedef struct collie_mcast {
  * or failed verification (team->mcast stays NULL, the reason is logged); an error only
  * when the team's own collectives fail. */
 int collie_mcast_team_setup(collie_team_t *team);
-/* Drops the chain fragments still owed to this rank (so no predecessor waits for it) and
- * closes the socket. */
+/* Logs the counters (COLLIE_LOG=debug) and closes the socket. */
 void collie_mcast_team_free(collie_team_t *team);
 
 #endif

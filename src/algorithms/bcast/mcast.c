@@ -22,7 +22,7 @@
  * Late chain fragments: a rank that finished by multicast has not read all of its
  *   predecessor's chain chunks for this call (they may still be on the way).  It records
  *   how many in tp->discard[prev]; they are dropped unread, in channel order, before any
- *   later read from prev and whenever the team's queue progresses (and at finalize), so
+ *   later read from prev and whenever the team's queue progresses, so
  *   they can never be taken for a later call's messages.  A rank never finishes owing
  *   more chunks than the channel has slots (it reads and drops the excess first: for a
  *   message of more fragments than slots it waits for its predecessor's forwards, one
