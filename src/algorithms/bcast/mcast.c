@@ -182,7 +182,7 @@ static void driver_start(collie_request_t *req) {
     mcast_call *c = req->algo_state;
     int P = req->args.size, me = req->args.rank, root = req->args.root;
     memset(c->have, 0, c->nfrags);
-    c->nhave = c->fwd_sent = c->fwd_queued = c->chain_got = 0;
+    c->nhave = c->fwd_sent = c->fwd_queued = c->chain_got = c->by_chain = 0;
     c->phase = PHASE_SYNC;
     c->sync_done = false;
     c->delay_until_ns = 0;
@@ -242,7 +242,7 @@ static int complete(collie_request_t *req, mcast_call *c) {
         tp->discard[c->prev] += c->nfrags - c->chain_got;
         tp->discard_total += c->nfrags - c->chain_got;
     }
-    if (c->prev >= 0 && c->chain_got == 0)
+    if (c->prev >= 0 && c->by_chain == 0)
         c->mc->finished_by_mcast++;
     if (c->prev < 0)
         drain_own(req);

@@ -26,6 +26,7 @@ typedef struct mcast_call {
     uint32_t *forward;          /* fragments to forward, in the order they arrived */
     uint32_t fwd_sent, fwd_queued;
     uint32_t chain_got;         /* chunks received from prev in this call */
+    uint32_t by_chain;          /* fragments of this call that only the chain brought */
     uint64_t poll_ns;           /* sleep slice while datagrams may still come */
 } mcast_call;
 

@@ -109,8 +109,10 @@ int mcast_chain_receive(collie_request_t *req, uint64_t max_owed, bool *moved) {
         if (h->check != chain_check(req) || m->call_seq != req->call_seq || m->addr >= c->nfrags ||
             h->bytes != mcast_frag_len(req, (uint32_t)m->addr))
             return mismatch(req, c->prev, h, "a chain fragment");
-        if (mcast_take_fragment(req, (uint32_t)m->addr, collie_slot_payload(h, h->bytes), h->bytes))
+        if (mcast_take_fragment(req, (uint32_t)m->addr, collie_slot_payload(h, h->bytes), h->bytes)) {
             c->mc->frags_by_chain++;
+            c->by_chain++;
+        }
         release_chunk(tp, c->prev);
         c->chain_got++;
         *moved = true;
