@@ -20,6 +20,12 @@
  * live rank must, within COLLIE_TIMEOUT_MS + 5 s, either have the root's data (it needed
  * nothing from R) or get COLLIE_ERR_PEER naming a rank — always the latter when R is the
  * root.
+ *   collie-run -n P -- mp_mcast --mismatch
+ *
+ * Rank 0 broadcasts from root 0, every other rank from root 1: no rank may hang or crash;
+ * each returns within COLLIE_TIMEOUT_MS + 5 s with the data (it never saw the other
+ * root), COLLIE_ERR_MISMATCH saying the roots differ, or COLLIE_ERR_PEER.
+ *
  *   collie-run -n P -- mp_mcast --lazy-successor
  *
  * A message of 25 fragments (more than a channel holds) from root 0; rank 2 then stays out
@@ -179,6 +185,25 @@ static int dead_peer(int dead) {
     return failures ? 1 : 0;
 }
 
+static int mismatched_roots(void) {
+    uint8_t buf[100];
+    int root = rank == 0 ? 0 : 1;
+    fill(buf, 5, sizeof buf, root);
+    check_status(collie_barrier(collie_world()), "barrier");
+    const char *env = getenv("COLLIE_TIMEOUT_MS");
+    double limit = (env ? atof(env) : 60000.0) + 5000.0, t0 = now_ms();
+    int st = collie_bcast(collie_world(), buf, sizeof buf, COLLIE_UINT8, root);
+    double ms = now_ms() - t0;
+    const char *msg = st ? collie_last_error() : "";
+    if (st == COLLIE_OK)
+        verify(buf, 5, sizeof buf, root, "mismatched roots");
+    check(st == COLLIE_OK || (st == COLLIE_ERR_MISMATCH && strstr(msg, "different roots")) ||
+          st == COLLIE_ERR_PEER, "mismatched roots: status %d (%s): %s", st, collie_strerror(st), msg);
+    check(ms <= limit, "mismatched roots: the bcast returned only after %.0f ms", ms);
+    printf("mp_mcast rank %d: mismatched roots: status %d after %.0f ms %s\n", rank, st, ms, msg);
+    return failures ? 1 : 0;
+}
+
 static int lazy_successor(void) {
     size_t n = 25 * 16384;
     uint8_t *buf = malloc(n);
@@ -214,7 +239,7 @@ static void expect_none(void) {
 
 int main(int argc, char **argv) {
     int iters = 2, dead = -1;
-    bool lazy = false;
+    bool lazy = false, mismatch = false;
     const char *expect = "any";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
@@ -225,9 +250,11 @@ int main(int argc, char **argv) {
             dead = atoi(argv[++i]);
         else if (strcmp(argv[i], "--lazy-successor") == 0)
             lazy = true;
+        else if (strcmp(argv[i], "--mismatch") == 0)
+            mismatch = true;
         else {
             fprintf(stderr, "usage: mp_mcast [--iters N] [--expect mcast|chain|any|none] "
-                    "[--dead RANK] [--lazy-successor]\n");
+                    "[--dead RANK] [--lazy-successor] [--mismatch]\n");
             return 2;
         }
     }
@@ -245,6 +272,8 @@ int main(int argc, char **argv) {
         return dead_peer(dead);
     if (lazy)
         return lazy_successor();
+    if (mismatch)
+        return mismatched_roots();
     check(collie_team_multicast(collie_world()), "multicast was not set up on this team");
     const size_t sizes[] = { 1, 48, 49, 1000, 16384, 16385, 100000, 300000, 0 };
     uint8_t *buf = malloc(300000), *bufs[3] = { malloc(100), malloc(20000), malloc(3) };
