@@ -207,8 +207,6 @@ long mcast_recv(mcast_socket *m) {
 void mcast_hold(mcast_socket *m, size_t len) { m->held_len = len; }
 
 bool mcast_wait(mcast_socket *m, uint64_t timeout_ns) {
-    if (m->held_len)
-        return true;
     struct pollfd p = { m->fd, POLLIN, 0 };
     struct timespec ts = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
     return ppoll(&p, 1, &ts, NULL) > 0;

@@ -75,7 +75,8 @@ int mcast_send(mcast_socket *m, const mcast_hdr *h, const void *payload);
 long mcast_recv(mcast_socket *m);
 /* Keeps the datagram now in m->buf for a later call (stops reading until it is taken). */
 void mcast_hold(mcast_socket *m, size_t len);
-/* Waits up to timeout_ns for a datagram (ppoll); true if one may be there. */
+/* Waits up to timeout_ns for the socket to be readable (ppoll); true if it is.  A held
+ * datagram does not count (and leaves the socket readable if more are queued). */
 bool mcast_wait(mcast_socket *m, uint64_t timeout_ns);
 
 #endif

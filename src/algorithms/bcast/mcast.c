@@ -298,12 +298,14 @@ static int driver_progress(collie_request_t *req) {
 }
 
 /* Datagrams wake no futex: while they may still come (nothing of this call arrived by the
- * chain yet), sleep in ppoll on the socket with a growing slice (20 µs .. 1 ms) so chain
- * chunks are still seen soon; afterwards, or at the root, sleep on the transport. */
+ * chain yet, no datagram of a later call is held — the socket stays readable behind it),
+ * sleep in ppoll on the socket with a growing slice (20 µs .. 1 ms) so chain chunks are
+ * still seen soon; afterwards, or at the root, sleep on the transport. */
 static void driver_sleep(collie_request_t *req, uint32_t token, uint64_t timeout_ns) {
     mcast_call *c = req->algo_state;
     collie_transport *tp = req->team->tp;
-    if (c->phase == PHASE_RUN && c->prev >= 0 && c->nhave < c->nfrags && c->chain_got == 0) {
+    if (c->phase == PHASE_RUN && c->prev >= 0 && c->nhave < c->nfrags && c->chain_got == 0 &&
+        !c->mc->sock.held_len) {
         mcast_wait(&c->mc->sock, timeout_ns < c->poll_ns ? timeout_ns : c->poll_ns);
         c->poll_ns = c->poll_ns * 2 < POLL_MAX_NS ? c->poll_ns * 2 : POLL_MAX_NS;
         return;
