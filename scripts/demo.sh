@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 B=${BUILD_DIR:-build}
 P=${P:-4}
+# Set up multicast at collie_init so that --algo all measures the multicast broadcast too.
+export COLLIE_MCAST=${COLLIE_MCAST:-on}
 for coll in allreduce reduce bcast barrier; do
   echo
   "$B/collie-run" -n "$P" -- "$B/collie-bench" --coll "$coll" --algo all \

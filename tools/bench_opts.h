@@ -31,7 +31,7 @@ typedef struct bench_opts {
     int opid;                     /* COLLIE_OPID_* of op */
     long iters, warmup;           /* iters 0 = adaptive */
     long repeat;                  /* --algo all[,auto]: measurements of every (size, algorithm) */
-    bool in_place, check, per_rank, csv_append, collie_alloc;
+    bool in_place, check, per_rank, csv_append, collie_alloc, sync_start;
     bool barrier_each;            /* a barrier (not timed) before every timed call */
     const char *csv;
 } bench_opts;
@@ -57,6 +57,7 @@ static inline void bench_usage(FILE *f) {
           "                    nonblocking (i-call + wait + free)\n"
           "  --check           after timing each size, verify one call with integer inputs\n"
           "  --per-rank        print each rank's time per call (skew) under each row\n"
+          "  --sync-start      latency from a common start instead (see below)\n"
           "  --csv FILE        rank 0 writes CSV rows (--csv-append: append to FILE)\n"
           "  --collie-alloc    buffers from collie_alloc (registered memory), not malloc\n"
           "  --barrier-each    a barrier before every timed call; only the calls are timed\n"
@@ -66,7 +67,12 @@ static inline void bench_usage(FILE *f) {
           "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"
           "A rank's time = elapsed / iters.  avg/min/max are over ranks (max, the\n"
           "slowest rank, is what MPI benchmarks report); GB/s = bytes / avg.  The algorithm\n"
-          "column is collie_request_algorithm() of a persistent request for the same call.\n", f);
+          "column is collie_request_algorithm() of a persistent request for the same call.\n"
+          "With --sync-start (the method of Hoefler et al. 2007, Fig. 5-7): every call starts\n"
+          "at an instant agreed on the machine's monotonic clock (all ranks share it), the\n"
+          "calls spaced by 3x the slowest back-to-back call + 300 us, ranks sleeping until the\n"
+          "start; a rank's time is the median over iters calls (at most 500) of its completion\n"
+          "time since the start, so --per-rank shows each rank's latency and the skew.\n", f);
 }
 
 /* ---- option parsing ------------------------------------------------------------------- */
@@ -161,7 +167,8 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
                : !strcmp(arg, "--per-rank") ? &o->per_rank
                : !strcmp(arg, "--csv-append") ? &o->csv_append
                : !strcmp(arg, "--collie-alloc") ? &o->collie_alloc
-               : !strcmp(arg, "--barrier-each") ? &o->barrier_each : NULL;
+               : !strcmp(arg, "--barrier-each") ? &o->barrier_each
+               : !strcmp(arg, "--sync-start") ? &o->sync_start : NULL;
     if (flag)
         *flag = true;
     return flag != NULL;

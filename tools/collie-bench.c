@@ -260,6 +260,8 @@ static void measure(const bench *b, collie_request_t *req, size_t count, long it
     aux_allreduce(b, b->tin, b->tout, (size_t)b->P, COLLIE_FLOAT64, COLLIE_SUM);
 }
 
+#include "bench_sync.h"
+
 static void csv_field(FILE *f, const char *s) {
     if (!strpbrk(s, ",\"")) {
         fprintf(f, "%s,", s);
@@ -373,7 +375,10 @@ static void bench_size(bench *b, size_t count) {
     }
     snprintf(label, sizeof label, state == PREP_FELL_BACK ? "(fell back to %s)" : "%s", used);
     long iters = decide_iters(b, req, count);
-    measure(b, req, count, iters);
+    if (b->o.sync_start)
+        measure_sync(b, req, count, iters);
+    else
+        measure(b, req, count, iters);
     if (b->rank == 0)
         report(b, count, iters, label, used);
     if (b->o.check && b->o.coll != COLL_BARRIER)

@@ -36,10 +36,33 @@ typedef struct collie_coll_args {
     bool idempotent;
     bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory */
     bool shared_memory;     /* the transport is shared memory (flat algorithms need it) */
+    bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
     collie_algo_params params;
 } collie_coll_args;
 
-enum { ALGO_NEEDS_COMMUTATIVE = 1, ALGO_NEEDS_IDEMPOTENT = 2, ALGO_NEEDS_SHM = 4 };
+enum { ALGO_NEEDS_COMMUTATIVE = 1, ALGO_NEEDS_IDEMPOTENT = 2, ALGO_NEEDS_SHM = 4,
+       ALGO_NEEDS_MULTICAST = 8 };
+
+/* Extension point for an algorithm that is not (only) a schedule — the multicast
+ * broadcast, whose stage 1 is datagrams with unknown arrival.  Its request still sits in the
+ * team's queue in start order and is driven by the same waiting loop (request.c), which
+ * applies the team timeout and the dead-peer check to req->blocked_peer; instead of the
+ * executor, these functions run it.  The schedule its build() makes is not executed; it
+ * is the algorithm's worst case, for the verifier and the simulator. */
+struct collie_request;
+typedef struct collie_algo_driver {
+    /* At planning, after build (allocate state in req->algo_state); COLLIE_OK or error. */
+    int (*prepare)(struct collie_request *req);
+    /* At every start. */
+    void (*start)(struct collie_request *req);
+    /* Like collie_exec_progress: never waits; COLLIE_OK when done, COLLIE_TIMEOUT while it
+     * waits (setting req->blocked_peer and bumping req->moves when something moved). */
+    int (*progress)(struct collie_request *req);
+    /* Sleep at most timeout_ns or until something may have arrived (token as for the
+     * transport's sleep). */
+    void (*sleep)(struct collie_request *req, uint32_t token, uint64_t timeout_ns);
+    void (*release)(struct collie_request *req);   /* free req->algo_state */
+} collie_algo_driver;
 
 typedef struct collie_algorithm {
     const char *name;
@@ -50,6 +73,11 @@ typedef struct collie_algorithm {
     bool (*accepts)(const collie_coll_args *a, const char **why);
     /* Append this rank's schedule to s (already initialised for rank/size/elem_size). */
     void (*build)(collie_schedule *s, const collie_coll_args *a);
+    /* Optional: the algorithm runs through these functions instead of the executor. */
+    const collie_algo_driver *driver;
+    /* "auto" picks it only through a rule (tuning file or built-in), never by the cost
+     * model or registry order (the multicast broadcast: only where measured to win). */
+    bool auto_by_rule_only;
 } collie_algorithm;
 
 /* Registry (registry.c). */

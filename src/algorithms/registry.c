@@ -31,6 +31,7 @@ extern const collie_algorithm collie_algo_bcast_linear;
 extern const collie_algorithm collie_algo_bcast_binary_tree;
 extern const collie_algorithm collie_algo_bcast_scatter_allgather;
 extern const collie_algorithm collie_algo_bcast_chain;
+extern const collie_algorithm collie_algo_bcast_mcast;
 extern const collie_algorithm collie_algo_barrier_dissemination;
 extern const collie_algorithm collie_algo_barrier_flat;
 extern const collie_algorithm collie_algo_allreduce_nway_dissemination;
@@ -70,6 +71,7 @@ static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binary_tree,
     &collie_algo_bcast_scatter_allgather,
     &collie_algo_bcast_chain,
+    &collie_algo_bcast_mcast,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,
@@ -140,6 +142,9 @@ bool collie_algorithm_accepts(const collie_algorithm *alg, const collie_coll_arg
         return decline(why, "needs an idempotent operation (combines some inputs twice)");
     if ((alg->needs & ALGO_NEEDS_SHM) && !a->shared_memory)
         return decline(why, "needs a shared-memory transport");
+    if ((alg->needs & ALGO_NEEDS_MULTICAST) && !a->multicast)
+        return decline(why, "needs multicast, which was not set up and verified when the team "
+                            "was created (COLLIE_MCAST, COLLIE_LOG=info says why)");
     const char *reason = NULL;
     if (alg->accepts && !alg->accepts(a, &reason))
         return decline(why, reason ? reason : "declined by the algorithm");

@@ -23,6 +23,9 @@ void collie_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
 long long collie_env_int(const char *name, long long def);
 const char *collie_env_str(const char *name, const char *def);
 
+/* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
+uint64_t collie_splitmix64(uint64_t *x);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t collie_now_ns(void);
 

@@ -5,6 +5,8 @@
 #ifndef COLLIE_CORE_H
 #define COLLIE_CORE_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include "collie.h"
 #include "algorithms/algorithm.h"
 
@@ -15,5 +17,13 @@ int collie_force_algorithm(int coll, const char *spec);
 /* Parses "name[:key=value[,key=value]]" into name (size namesz) and params.
  * COLLIE_OK or COLLIE_ERR_ARG (message set). */
 int collie_parse_algo_spec(const char *spec, char *name, size_t namesz, collie_algo_params *params);
+
+/* true when the team's multicast was set up and verified at creation (mcast broadcast). */
+bool collie_team_multicast(const collie_team_t *team);
+/* This rank's multicast broadcast counters so far: fragments it took from datagrams,
+ * fragments it took from the chain, calls it finished without the chain.  False when the
+ * team has no multicast. */
+bool collie_team_mcast_stats(const collie_team_t *team, uint64_t *by_mcast, uint64_t *by_chain,
+                             uint64_t *finished_by_mcast);
 
 #endif

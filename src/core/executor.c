@@ -302,6 +302,8 @@ static int direct_read(int peer, collie_slot_hdr *h, void *dst, uint64_t len) {
 /* Returns the slot header of peer's next chunk, or NULL if it has not arrived. */
 static collie_slot_hdr *incoming_head(collie_request_t *req, int peer) {
     collie_transport *tp = req->team->tp;
+    if (tp->discard_total && tp->discard[peer] && !collie_discard_progress(tp, peer))
+        return NULL;
     uint64_t s = tp->received[peer] + 1;
     collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
     if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {

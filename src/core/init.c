@@ -7,6 +7,7 @@
 
 #include "base/base.h"
 #include "core/internal.h"
+#include "core/mcast_team.h"
 
 static collie_team_t *world;
 
@@ -30,6 +31,11 @@ int collie_init(void) {
         return st;
     }
     collie_set_log_rank(world->rank);
+    if ((st = collie_mcast_team_setup(world))) {
+        collie_team_destroy(world);
+        world = NULL;
+        return st;
+    }
     collie_log(COLLIE_LOG_INFO, "joined a team of %d ranks over %s%s%s", world->size,
                tp->ops->name, tp->direct_ok ? " (single-copy reads on)" : "",
                tp->oversubscribed ? " (more ranks than cores)" : "");

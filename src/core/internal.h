@@ -29,6 +29,7 @@ struct collie_team {
     /* Plans of recent blocking calls, reused when a call repeats (see api.c). */
     collie_request_t *cache[16];
     unsigned cache_next;
+    struct collie_mcast *mcast;     /* multicast set up and verified at creation, or NULL */
 };
 
 struct collie_request {
@@ -69,6 +70,7 @@ struct collie_request {
     uint64_t last_progress_ns;      /* when a waiter last saw progress (0: not yet) */
     uint32_t nstaged;
     unsigned algo_generation;       /* collie_select_generation when planned (plan cache) */
+    void *algo_state;               /* an algorithm driver's state (algorithm.h) */
 };
 
 /* Executor (executor.c). */
@@ -82,6 +84,12 @@ int collie_exec_progress(collie_request_t *req);
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
                          bool persistent, collie_request_t **out);
+
+/* Builds a request for a given algorithm (NULL: select as usual). */
+int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, int coll,
+                              const void *sendbuf, void *recvbuf, size_t count,
+                              collie_dtype_t dtype, collie_op_t op, int root, bool persistent,
+                              collie_request_t **out);
 
 /* Teams (team.c). */
 int collie_team_create(collie_transport *tp, collie_team_t **out);

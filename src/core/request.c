@@ -31,6 +31,14 @@ static const collie_algorithm *choose(collie_coll_args *a) {
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
                          bool persistent, collie_request_t **out) {
+    return collie_request_build_with(team, NULL, coll, sendbuf, recvbuf, count, dtype, op, root,
+                                     persistent, out);
+}
+
+int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, int coll,
+                              const void *sendbuf, void *recvbuf, size_t count,
+                              collie_dtype_t dtype, collie_op_t op, int root, bool persistent,
+                              collie_request_t **out) {
     collie_request_t *req = calloc(1, sizeof *req);
     if (!req)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a request");
@@ -46,13 +54,14 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     a->idempotent = op ? collie_op_idempotent(op) : false;
     a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
     a->shared_memory = team->tp->shared_memory;
+    a->multicast = team->mcast != NULL;
     req->team = team;
     req->dtype = dtype;
     req->op = op;
     req->persistent = persistent;
     req->buf[SBUF_SEND] = a->in_place ? recvbuf : (void *)sendbuf;
     req->buf[SBUF_RECV] = recvbuf;
-    req->algo = choose(a);
+    req->algo = alg ? alg : choose(a);
     if (!req->algo) {
         bool commutative = a->commutative;
         free(req);
@@ -67,6 +76,8 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);
+    if (!st && req->algo->driver)
+        st = req->algo->driver->prepare(req);
     if (st) {
         collie_request_free(req);
         return st;
@@ -114,6 +125,8 @@ int collie_start(collie_request_t *req) {
     req->call_seq = team->coll_seq++;
     req->check = mix(req->check_base, req->call_seq);
     collie_exec_restart(req);
+    if (req->algo->driver)
+        req->algo->driver->start(req);
     req->active = true;
     req->status = COLLIE_TIMEOUT;
     req->last_progress_ns = 0;
@@ -129,9 +142,11 @@ int collie_start(collie_request_t *req) {
 /* Progresses the team's queue in order until req is done or the head must wait. */
 static int progress_queue(collie_team_t *team, collie_request_t *req) {
     team->wait_word = NULL;
+    if (team->tp->discard_total)
+        collie_discard_all(team->tp);
     while (req->active && team->head) {
         collie_request_t *head = team->head;
-        int st = collie_exec_progress(head);
+        int st = head->algo->driver ? head->algo->driver->progress(head) : collie_exec_progress(head);
         if (st < 0)
             return collie_team_fail(team, st);
         if (st != COLLIE_OK)
@@ -180,7 +195,11 @@ static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until
         uint64_t now = collie_now_ns(), slice = 20000000ull;
         if (until > now && until - now < slice)
             slice = until - now;
-        tp->ops->sleep(tp, token, slice);
+        collie_request_t *h = team->head;
+        if (h && h->algo->driver)
+            h->algo->driver->sleep(h, token, slice);
+        else
+            tp->ops->sleep(tp, token, slice);
     }
     tp->ops->sleep_done(tp);
     return st;
@@ -282,6 +301,8 @@ void collie_request_free(collie_request_t *req) {
                    collie_coll_name(req->args.coll));
         collie_wait(req);
     }
+    if (req->algo && req->algo->driver)
+        req->algo->driver->release(req);
     sched_free(&req->sched);
     free(req->progress);
     free(req->last_seq);

@@ -10,6 +10,8 @@
 
 #include "base/base.h"
 #include "core/internal.h"
+#include "core/core.h"
+#include "core/mcast_team.h"
 
 int collie_team_create(collie_transport *tp, collie_team_t **out) {
     collie_team_t *t = calloc(1, sizeof *t);
@@ -33,6 +35,7 @@ void collie_team_destroy(collie_team_t *team) {
         return;
     for (unsigned i = 0; i < sizeof team->cache / sizeof team->cache[0]; i++)
         collie_request_free(team->cache[i]);
+    collie_mcast_team_free(team);
     if (team->tp)
         team->tp->ops->destroy(team->tp);
     free(team);
@@ -51,6 +54,8 @@ int collie_team_fail(collie_team_t *team, int status) {
     team->head = team->tail = NULL;
     return status;
 }
+
+bool collie_team_multicast(const collie_team_t *team) { return team && team->mcast; }
 
 int collie_rank(const collie_team_t *team) { return team ? team->rank : COLLIE_ERR_ARG; }
 int collie_size(const collie_team_t *team) { return team ? team->size : COLLIE_ERR_ARG; }

@@ -188,7 +188,7 @@ static const collie_algorithm *first_accepting(const collie_coll_args *a) {
     const char *why = NULL;
     for (size_t i = 0; i < collie_algorithm_count(a->coll); i++) {
         const collie_algorithm *cand = collie_algorithm_at(a->coll, i);
-        if (collie_algorithm_accepts(cand, a, &why))
+        if (!cand->auto_by_rule_only && collie_algorithm_accepts(cand, a, &why))
             return cand;
     }
     return NULL;

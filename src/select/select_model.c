@@ -96,7 +96,7 @@ static void rank_class(cache_entry *e, const collie_coll_args *a, const sim_mode
     e->n = 0;
     for (size_t i = 0; i < collie_algorithm_count(a->coll) && e->n < MAX_RANKED; i++) {
         const collie_algorithm *alg = collie_algorithm_at(a->coll, i);
-        if (!collie_algorithm_accepts(alg, &r, &why))
+        if (alg->auto_by_rule_only || !collie_algorithm_accepts(alg, &r, &why))
             continue;
         double t = predict(alg, &r, m);
         int k = e->n++;

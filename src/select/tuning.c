@@ -108,6 +108,8 @@ static const model_field model_fields[] = {
     { "f_beta", offsetof(sim_model, f_beta), 1e-3, 1 },
     { "L", offsetof(sim_model, L), 0, 1 },           { "o", offsetof(sim_model, o), 0, 1 },
     { "g", offsetof(sim_model, g), 0, 1 },           { "G", offsetof(sim_model, G), 0, 1 },
+    { "mc_alpha", offsetof(sim_model, mc_alpha), 0, 1 },
+    { "mc_beta", offsetof(sim_model, mc_beta), 0, 1 }, { "loss", offsetof(sim_model, loss), 0, 1 },
 };
 #define NFIELDS (sizeof model_fields / sizeof model_fields[0])
 

@@ -259,6 +259,8 @@ static void teardown(sim_engine *e) {
 }
 
 int sim_run(const sim_config *c, sim_result *out) {
+    if (c->alg && strcmp(c->alg->name, "mcast") == 0)   /* not a schedule (algorithm.h) */
+        return sim_mcast_run(c, out);
     sim_engine e;
     bool ok = setup(&e, c, out);
     sim_event ev;

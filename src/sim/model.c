@@ -22,13 +22,18 @@ void sim_model_default(sim_model *m) {
     m->o = 0.05e-6;
     m->g = 0.1e-6;
     m->G = 1.0 / 10e9;
+    m->mc_alpha = 5e-6;         /* a UDP datagram through the kernel (loopback, measured) */
+    m->mc_beta = 1.0 / 2e9;
+    m->loss = 0.0;
 }
 
 static double *field(sim_model *m, const char *key) {
     static const char *const names[] = { "alpha", "beta", "f_alpha", "f_beta", "gamma",
-                                         "copy", "L", "o", "g", "G" };
+                                         "copy", "L", "o", "g", "G", "mc_alpha", "mc_beta",
+                                         "loss" };
     double *const ptrs[] = { &m->alpha, &m->beta, &m->f_alpha, &m->f_beta, &m->gamma,
-                             &m->copy, &m->L, &m->o, &m->g, &m->G };
+                             &m->copy, &m->L, &m->o, &m->g, &m->G, &m->mc_alpha, &m->mc_beta,
+                             &m->loss };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], key) == 0)
             return ptrs[i];
@@ -93,6 +98,8 @@ int sim_model_parse(sim_model *m, const char *text, char *err, size_t errsz) {
     }
     if (m->f_alpha > 1 || m->f_beta > 1)
         return snprintf(err, errsz, "model: f_alpha and f_beta must be <= 1"), -1;
+    if (m->loss > 1)
+        return snprintf(err, errsz, "model: loss is a probability, 0 .. 1"), -1;
     return 0;
 }
 

@@ -42,6 +42,9 @@ typedef struct sim_model {
     double gamma;               /* s per byte per extra reduction source */
     double copy;                /* s per byte of a local copy (also staging) */
     double L, o, g, G;          /* LogGP: s, s, s, s per byte */
+    /* The multicast broadcast (sim_mcast.c): one datagram costs mc_alpha + n·mc_beta at the
+     * root and reaches every rank at once; each is lost at each rank with probability loss. */
+    double mc_alpha, mc_beta, loss;
 } sim_model;
 
 /* Defaults resembling this machine's shared memory (docs/simulator.md). */
@@ -94,6 +97,10 @@ typedef struct sim_result {
     uint64_t events, messages, bidirectional, staged;
     char err[256];
 } sim_result;
+
+/* The multicast broadcast is not a schedule: sim_run predicts it with this model
+ * (sim_mcast.c; expected values over Monte Carlo trials of the loss). */
+int sim_mcast_run(const sim_config *c, sim_result *out);
 
 /* Simulates one call.  SIM_SYMMETRIC simulates rank 0 only and mirrors its messages
  * (rank q sends what rank 0 sends, to peers shifted by q): exact for schedules that are

@@ -55,7 +55,34 @@ int collie_channels_wire(collie_transport *tp, char *const *inboxes) {
     return COLLIE_OK;
 }
 
+bool collie_discard_progress(collie_transport *tp, int peer) {
+    bool dropped = false;
+    while (tp->discard[peer]) {
+        uint64_t s = tp->received[peer] + 1;
+        collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
+            break;
+        tp->received[peer] = s;
+        atomic_store_explicit(&tp->from[peer].consumed->value, s, memory_order_release);
+        tp->discard[peer]--;
+        tp->discard_total--;
+        dropped = true;
+    }
+    if (dropped)
+        collie_wake_later(tp, peer);
+    return tp->discard[peer] == 0;
+}
+
+bool collie_discard_all(collie_transport *tp) {
+    for (int p = 0; tp->discard_total && p < tp->size; p++)
+        if (tp->discard[p])
+            collie_discard_progress(tp, p);
+    return tp->discard_total == 0;
+}
+
 void collie_channels_free(collie_transport *tp) {
+    free(tp->discard);
+    tp->discard = NULL;
     free(tp->to);
     free(tp->from);
     free(tp->sent);

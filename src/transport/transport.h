@@ -123,6 +123,11 @@ typedef struct collie_transport {
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;
+    /* [size] or NULL: chunks from p to be dropped unread before p's next chunk is read —
+     * chain fragments of a multicast broadcast that this rank finished without them
+     * (algorithms/bcast/mcast.c); discard_total is their sum. */
+    uint64_t *discard;
+    uint64_t discard_total;
     void *impl;
 } collie_transport;
 
@@ -148,6 +153,12 @@ static inline collie_slot_meta *collie_slot_meta_of(collie_slot_hdr *h) {
 static inline void *collie_slot_payload(collie_slot_hdr *h, uint64_t len) {
     return len <= SLOT_INLINE_BYTES ? (void *)h->inline_data : (void *)((char *)h + 2 * COLLIE_CACHELINE);
 }
+
+/* Drops what is owed of tp->discard[peer] as far as it has arrived (returning the slots);
+ * true when nothing is owed any more (channels.c). */
+bool collie_discard_progress(struct collie_transport *tp, int peer);
+/* The same for every peer; true when nothing is owed. */
+bool collie_discard_all(struct collie_transport *tp);
 
 /* Memory layout shared by transports that lay out channels themselves. */
 size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes);

@@ -249,7 +249,8 @@ static void test_registry(void) {
 static bool needs_allow(unsigned needs, const collie_coll_args *a) {
     return !((needs & ALGO_NEEDS_COMMUTATIVE) && !a->commutative) &&
            !((needs & ALGO_NEEDS_IDEMPOTENT) && !a->idempotent) &&
-           !((needs & ALGO_NEEDS_SHM) && !a->shared_memory);
+           !((needs & ALGO_NEEDS_SHM) && !a->shared_memory) &&
+           !((needs & ALGO_NEEDS_MULTICAST) && !a->multicast);
 }
 
 static bool reject_big(const collie_coll_args *a, const char **why) {
@@ -274,7 +275,7 @@ static void test_accepts(void) {
                       alg->name, ok, a.commutative, a.idempotent, a.shared_memory);
                 check(ok || (why && *why), "%s declines without a reason", alg->name);
             }
-    collie_algorithm fake = { "fake", COLL_BCAST, ALGO_NEEDS_COMMUTATIVE, "x", reject_big, NULL };
+    collie_algorithm fake = { "fake", COLL_BCAST, ALGO_NEEDS_COMMUTATIVE, "x", reject_big, NULL, NULL, false };
     collie_coll_args a = call(COLL_BCAST, 8, 1, 8);
     const char *why = NULL;
     check(!collie_algorithm_accepts(&fake, &a, &why) && why && strcmp(why, "too big") == 0,
