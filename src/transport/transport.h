@@ -118,6 +118,16 @@ size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes);
 /* Transports. */
 int collie_shm_create(collie_transport **out);   /* from COLLIE_RANK/SIZE/JOB (collie-run) */
 int collie_self_create(collie_transport **out);  /* a team of one */
+/* shm from explicit values: rank in 0..size-1, job names the segment (letters, digits,
+ * - and _; unique per team).  agree (optional bootstrap, e.g. an MPI allreduce) returns
+ * the minimum of `status` over all ranks; with it, no rank polls for a missing segment. */
+typedef struct collie_shm_config {
+    int rank, size;
+    const char *job;
+    int (*agree)(void *ctx, int status);
+    void *agree_ctx;
+} collie_shm_config;
+int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out);
 /* P virtual ranks in one process, all channels in ordinary memory; tps[r] is rank r's view.
  * Waits never sleep: the caller drives all ranks in turn (tests, simulator). */
 int collie_loop_create(int size, collie_transport **tps);
