@@ -18,8 +18,10 @@
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
 
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
+#endif
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#include <mpi-ext.h>
 #define CM_PERSISTENT 1
 #define PCOLL(name) MPIX_##name
 #define PPCOLL(name) PMPIX_##name
