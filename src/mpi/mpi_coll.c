@@ -17,6 +17,7 @@
 #include "base/base.h"
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
+#include "types/types.h"
 
 #if defined(OPEN_MPI)
 #include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
@@ -84,11 +85,15 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = "MPI_THREAD_MULTIPLE";
         return false;
     }
-    c->team = cm_team(c->comm, why);
-    if (!c->team)
+    if (!cm_teams(c->comm, &c->team, &c->hier, why))
         return false;
+    if (c->hier && c->split_phase) {
+        *why = "split-phase or persistent call on a communicator spanning nodes";
+        return false;
+    }
     if (c->coll == COLL_REDUCE || c->coll == COLL_BCAST) {
-        int size = collie_size(c->team);
+        int size = 0;
+        PMPI_Comm_size(c->comm, &size);
         if (c->root < 0 || c->root >= size) {
             *why = "root out of range";
             return false;
@@ -100,13 +105,19 @@ bool cm_prepare(cm_call *c, const char **why) {
     } else if (c->coll == COLL_BCAST && !cm_map_bcast(c, why)) {
         return false;
     }
+    if (c->hier && c->cop && !collie_op_commutative(c->cop) && !c->hier->blocked) {
+        *why = "non-commutative op and the nodes' ranks are not consecutive";
+        return false;
+    }
     return map_buffers(c, why);
 }
 
 /* Runs the blocking form on collie; the caller already prepared c. */
 static int run_blocking(cm_call *c) {
     int st = COLLIE_OK;
-    if (c->coll == COLL_ALLREDUCE)
+    if (c->hier)
+        st = cm_hier_run(c, c->hier);
+    else if (c->coll == COLL_ALLREDUCE)
         st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
     else if (c->coll == COLL_REDUCE)
         st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);
@@ -114,7 +125,7 @@ static int run_blocking(cm_call *c) {
         st = collie_bcast(c->team, c->crecv, c->ccount, c->cdtype, c->root);
     else
         st = collie_barrier(c->team);
-    cm_log(c, "collie", NULL);
+    cm_log(c, c->hier ? "collie (hierarchical)" : "collie", NULL);
     return st ? cm_error(c, st) : MPI_SUCCESS;
 }
 
@@ -193,6 +204,7 @@ int MPI_Barrier(MPI_Comm comm) {
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Iallreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -203,6 +215,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ireduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -213,6 +226,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtyp
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
                MPI_Request *request) {
     cm_call c = call_of("MPI_Ibcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -222,6 +236,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ibarrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -235,6 +250,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -245,6 +261,7 @@ int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -255,6 +272,7 @@ int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
                       MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -264,6 +282,7 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
 
 int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
+    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);

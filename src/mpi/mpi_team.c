@@ -10,6 +10,9 @@
  * is decided once); the attribute's delete callback frees it at MPI_Comm_free, and
  * MPI_Finalize frees whatever is left.  Duplicated communicators get their own team.
  *
+ * A communicator spanning several nodes (MPI_COMM_TYPE_SHARED, or COLLIE_MPI_NODE_SPLIT=k
+ * consecutive ranks per "node" for tests) gets the hierarchical teams of mpi_hier.c.
+ *
  * Also here: collie_team_from_mpi, the world provider for collie_init under mpirun, and
  * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI.
  */
@@ -24,8 +27,9 @@
 #include "mpi/mpi_layer.h"
 
 typedef struct comm_team {
-    collie_team_t *team;          /* NULL: collie does not serve this communicator */
-    const char *why;              /* the reason, when team is NULL */
+    collie_team_t *team;          /* one node */
+    cm_hier *hier;                /* several nodes */
+    const char *why;              /* the reason, when both are NULL */
     struct comm_team *next;       /* all live records (freed at MPI_Finalize) */
 } comm_team;
 
@@ -82,6 +86,7 @@ static bool unlink_record(comm_team *rec) {
 static void free_record(comm_team *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
+    cm_hier_destroy(rec->hier);
     free(rec);
 }
 
@@ -108,32 +113,25 @@ static int agree_min(void *ctx, int status) {
     return all;
 }
 
-/* true on every rank when all ranks of comm share one node. */
-static bool one_node(MPI_Comm comm, int size) {
-    MPI_Comm node;
-    int node_size = 0, mine, all = 0;
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return false;
-    PMPI_Comm_size(node, &node_size);
-    PMPI_Comm_free(&node);
-    mine = node_size == size;
-    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
-    return all != 0;
+/* The ranks of my node: MPI_COMM_TYPE_SHARED, or consecutive groups of
+ * COLLIE_MPI_NODE_SPLIT ranks (to test the multi-node paths on one machine). */
+static int node_split(MPI_Comm comm, MPI_Comm *node) {
+    long long k = collie_env_int("COLLIE_MPI_NODE_SPLIT", 0);
+    int rank;
+    PMPI_Comm_rank(comm, &rank);
+    if (k > 0)
+        return PMPI_Comm_split(comm, (int)(rank / k), rank, node);
+    return PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node);
 }
 
-/* The shm transport of comm (collective); COLLIE_ERR_UNSUPPORTED with *why when the
- * communicator spans several nodes. */
-static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
+/* The shm transport of comm, whose ranks share a node (collective). */
+static int shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     *tp = NULL;
     if (size == 1)
         return collie_self_create(tp);
-    if (!one_node(comm, size)) {
-        *why = "communicator spans several nodes";
-        return COLLIE_ERR_UNSUPPORTED;
-    }
     char job[64] = { 0 };
     if (rank == 0)
         snprintf(job, sizeof job, "mpi-%d-%u-%llx", (int)getpid(), segments_made++,
@@ -146,35 +144,80 @@ static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) 
     return st;
 }
 
+int cm_shm_team(MPI_Comm comm, collie_team_t **team, const char **why) {
+    collie_transport *tp = NULL;
+    *team = NULL;
+    int st = shm_transport(comm, &tp, why);
+    if (!st && (st = collie_team_create(tp, team)) != COLLIE_OK) {
+        tp->ops->destroy(tp);
+        *why = "cannot create the team (out of memory)";
+    }
+    return st;
+}
+
+/* Splits comm by node: *node is MPI_COMM_NULL when all ranks share one node. */
+static int split_nodes(MPI_Comm comm, MPI_Comm *node) {
+    int size, node_size = 0, mine, all = 0;
+    PMPI_Comm_size(comm, &size);
+    *node = MPI_COMM_NULL;
+    if (size == 1)
+        return MPI_SUCCESS;
+    int rc = node_split(comm, node);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_size(*node, &node_size);
+    mine = node_size == size;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all)
+        PMPI_Comm_free(node);
+    return MPI_SUCCESS;
+}
+
+/* The world for collie_init: MPI_COMM_WORLD on one node (collective). */
+static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
+    MPI_Comm node;
+    *tp = NULL;
+    if (split_nodes(comm, &node) != MPI_SUCCESS) {
+        *why = "MPI_Comm_split_type failed";
+        return COLLIE_ERR_TRANSPORT;
+    }
+    if (node != MPI_COMM_NULL) {
+        PMPI_Comm_free(&node);
+        *why = "communicator spans several nodes";
+        return COLLIE_ERR_UNSUPPORTED;
+    }
+    return shm_transport(comm, tp, why);
+}
+
 static comm_team *make_record(MPI_Comm comm) {
     comm_team *rec = calloc(1, sizeof *rec);
     if (!rec)
         return NULL;
-    collie_transport *tp = NULL;
-    int st = transport_of(comm, &tp, &rec->why);
-    if (!st) {
-        st = collie_team_create(tp, &rec->team);
-        if (st) {
-            tp->ops->destroy(tp);
-            rec->why = "cannot create the team (out of memory)";
-        }
-    }
+    MPI_Comm node;
+    if (split_nodes(comm, &node) != MPI_SUCCESS)
+        rec->why = "MPI_Comm_split_type failed";
+    else if (node == MPI_COMM_NULL)
+        cm_shm_team(comm, &rec->team, &rec->why);
+    else
+        cm_hier_create(comm, node, &rec->hier, &rec->why);
     rec->next = all_teams;
     all_teams = rec;
     return rec;
 }
 
-collie_team_t *cm_team(MPI_Comm comm, const char **why) {
+bool cm_teams(MPI_Comm comm, collie_team_t **team, cm_hier **hier, const char **why) {
     int inter = 0, found = 0;
     comm_team *rec = NULL;
+    *team = NULL;
+    *hier = NULL;
     if (comm == MPI_COMM_NULL) {
         *why = "MPI_COMM_NULL";
-        return NULL;
+        return false;
     }
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         *why = "intercommunicator";
-        return NULL;
+        return false;
     }
     cm_setup();
     if (keyval == MPI_KEYVAL_INVALID)
@@ -184,13 +227,15 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why) {
         rec = make_record(comm);
         if (!rec) {
             *why = "out of memory";
-            return NULL;
+            return false;
         }
         PMPI_Comm_set_attr(comm, keyval, rec);
     }
-    if (!rec->team)
+    *team = rec->team;
+    *hier = rec->hier;
+    if (!rec->team && !rec->hier)
         *why = rec->why;
-    return rec->team;
+    return rec->team || rec->hier;
 }
 
 int cm_error(const cm_call *c, int status) {
@@ -213,9 +258,13 @@ int collie_team_from_mpi(MPI_Comm comm, collie_team_t **team) {
     if (!up)
         return collie_fail(COLLIE_ERR_ARG, "collie_team_from_mpi: call MPI_Init first");
     const char *why = NULL;
-    *team = cm_team(comm, &why);
+    cm_hier *hier = NULL;
+    cm_teams(comm, team, &hier, &why);
     if (*team)
         return COLLIE_OK;
+    if (hier)
+        why = "the communicator spans several nodes (its collectives run hierarchically "
+              "through the MPI interface; there is no single collie team)";
     return collie_fail(COLLIE_ERR_UNSUPPORTED, "collie_team_from_mpi: %s", why ? why : "unknown");
 }
 

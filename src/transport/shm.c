@@ -181,7 +181,7 @@ static void shm_destroy(collie_transport *tp) {
 
 static const collie_transport_ops shm_ops = {
     "shm", shm_wake, shm_sleep_prepare, shm_sleep, shm_sleep_done, shm_check_peer,
-    shm_mem_alloc, shm_mem_free, shm_destroy,
+    shm_mem_alloc, shm_mem_free, shm_destroy, NULL,
 };
 
 

@@ -80,6 +80,9 @@ typedef struct collie_transport_ops {
     void *(*mem_alloc)(struct collie_transport *tp, size_t bytes);
     void (*mem_free)(struct collie_transport *tp, void *ptr);
     void (*destroy)(struct collie_transport *tp);
+    /* Moves messages that need the CPU (e.g. MPI requests); NULL when writes land by
+     * themselves (shm, loop).  The executor calls it before every progress pass. */
+    void (*progress)(struct collie_transport *tp);
 } collie_transport_ops;
 
 typedef struct collie_transport {
