@@ -2,7 +2,8 @@
  * mpi_hier.c — `hierarchical` collectives for communicators that span several nodes.
  *
  * Two collie teams per communicator: the node team (the ranks of one node, shm transport)
- * and the leader team (node rank 0 of every node, `mpi` transport, mpi_transport.c).
+ * and the leader team (node rank 0 of every node, `mpi` transport: mpi_transport.c, or
+ * with COLLIE_MPI_TRANSPORT=rma mpi_transport_rma.c).
  *   allreduce: reduce on the node team to the leader; allreduce among the leaders (the
  *              algorithm collie selects for the leader team: ring, rabenseifner, ...);
  *              broadcast on the node team.
@@ -57,16 +58,19 @@ static int leader_team(cm_hier *h, const char **why) {
     if (h->leader_comm == MPI_COMM_NULL)
         return COLLIE_OK;
     const char *kind = collie_env_str("COLLIE_MPI_TRANSPORT", "p2p");
-    if (strcmp(kind, "p2p") != 0) {
-        *why = "COLLIE_MPI_TRANSPORT: only p2p is implemented";
-        return collie_fail(COLLIE_ERR_UNSUPPORTED, "COLLIE_MPI_TRANSPORT=%s: only p2p is implemented", kind);
+    bool rma = strcmp(kind, "rma") == 0;
+    if (!rma && strcmp(kind, "p2p") != 0) {
+        *why = "COLLIE_MPI_TRANSPORT must be p2p or rma";
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_MPI_TRANSPORT=%s: use p2p or rma", kind);
     }
     collie_transport *tp = NULL;
-    int st = cm_mpi_transport_create(h->leader_comm, &tp);
+    int st = rma ? cm_rma_transport_create(h->leader_comm, &tp)
+                 : cm_mpi_transport_create(h->leader_comm, &tp);
     if (!st && (st = collie_team_create(tp, &h->leader_team)) != COLLIE_OK)
         tp->ops->destroy(tp);
     if (st && !*why)
-        *why = "the mpi transport failed (see COLLIE_LOG=error)";
+        *why = rma ? "the rma transport failed (see COLLIE_LOG=error)"
+                   : "the mpi transport failed (see COLLIE_LOG=error)";
     return st;
 }
 

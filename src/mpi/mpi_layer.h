@@ -6,6 +6,7 @@
  * mpi_coll.c      the intercepted collectives: blocking, MPI_I*, persistent
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
  * mpi_transport.c the `mpi` transport (non-blocking two-sided MPI between nodes)
+ * mpi_transport_rma.c  its RMA variant (MPI_Put + notification; COLLIE_MPI_TRANSPORT=rma)
  * mpi_hier.c      hierarchical collectives for communicators spanning several nodes
  *
  * Everything here calls MPI through PMPI_ only (never through the interposed names).
@@ -76,7 +77,8 @@ bool cm_prepare(cm_call *c, const char **why);
 int cm_error(const cm_call *c, int status);
 
 /* Transports and hierarchy (mpi_transport.c, mpi_hier.c); all collective over comm. */
-int cm_mpi_transport_create(MPI_Comm comm, collie_transport **out);
+int cm_mpi_transport_create(MPI_Comm comm, collie_transport **out);   /* p2p */
+int cm_rma_transport_create(MPI_Comm comm, collie_transport **out);   /* MPI-3 RMA */
 int cm_hier_create(MPI_Comm comm, MPI_Comm node, cm_hier **out, const char **why);
 void cm_hier_destroy(cm_hier *h);
 int cm_hier_run(const cm_call *c, const cm_hier *h);   /* blocking calls only */

@@ -2,7 +2,8 @@
 # netns_test.sh PROGRAM LIBDIR [RANKS_PER_HOST] — the multi-host test: 4 network namespaces
 # joined by a bridge stand for 4 machines (10.77.x.1-4, TCP only between them); Open MPI's
 # mpirun starts RANKS_PER_HOST (default 2) ranks in each through netns_agent.sh.  PROGRAM
-# (mpi_check for Open MPI) runs plainly and with LD_PRELOAD=LIBDIR/libcollie_mpi.so; the
+# (mpi_check for Open MPI) runs plainly and with LD_PRELOAD=LIBDIR/libcollie_mpi.so (p2p and
+# rma variants of the mpi transport); the
 # results must be identical and the log must show the hierarchical collectives (shm inside
 # a namespace, collie's mpi transport over TCP between them).  Needs root and `ip netns`:
 # otherwise exits 77 (skipped) with the reason.  The namespaces and the bridge are always
@@ -62,19 +63,24 @@ mpi "$work/where.out" "$work/where.err" /bin/sh -c 'echo "$(hostname) $(ip -o -4
 start=$(date +%s)
 mpi "$work/plain.out" "$work/plain.err" "$prog" --quick ||
   { tail -20 "$work/plain.err"; echo "FAIL: the plain run across namespaces failed"; exit 1; }
-mid=$(date +%s)
-mpi "$work/collie.out" "$work/collie.err" -x "LD_PRELOAD=$libdir/libcollie_mpi.so" -x COLLIE_MPI_LOG=1 "$prog" --quick ||
-  { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -20; echo "FAIL: the run with libcollie_mpi across namespaces failed"; exit 1; }
-end=$(date +%s)
-echo "$np ranks on 4 namespaces ($per_host each): plain run $((mid - start)) s, collie run $((end - mid)) s"
+echo "$np ranks on 4 namespaces ($per_host each): plain run $(( $(date +%s) - start )) s"
 grep -q '^passed' "$work/plain.out" || { echo "FAIL: plain run did not pass"; exit 1; }
-grep -q '^passed' "$work/collie.out" || { echo "FAIL: collie run did not pass"; exit 1; }
-diff -q "$work/plain.out" "$work/collie.out" >/dev/null || { diff "$work/plain.out" "$work/collie.out" | head; echo "FAIL: results differ"; exit 1; }
-for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier; do
-  grep -q "^collie_mpi: rank 0: $fn(.*-> collie (hierarchical)\$" "$work/collie.err" ||
-    { echo "FAIL: no $fn served hierarchically across namespaces"; exit 1; }
+for transport in p2p rma; do
+  start=$(date +%s)
+  osc=()   # Open MPI's one-sided component that works over TCP is ucx (rdma needs RDMA)
+  [ $transport = rma ] && osc=(--mca osc ucx)
+  mpi "$work/collie.out" "$work/collie.err" "${osc[@]}" -x "LD_PRELOAD=$libdir/libcollie_mpi.so" -x COLLIE_MPI_LOG=1 \
+    -x COLLIE_MPI_TRANSPORT=$transport "$prog" --quick ||
+    { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -20; echo "FAIL: the run with libcollie_mpi ($transport) across namespaces failed"; exit 1; }
+  grep -q '^passed' "$work/collie.out" || { echo "FAIL: collie run ($transport) did not pass"; exit 1; }
+  diff -q "$work/plain.out" "$work/collie.out" >/dev/null ||
+    { diff "$work/plain.out" "$work/collie.out" | head; echo "FAIL: results differ ($transport)"; exit 1; }
+  for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier; do
+    grep -q "^collie_mpi: rank 0: $fn(.*-> collie (hierarchical)\$" "$work/collie.err" ||
+      { echo "FAIL: no $fn served hierarchically across namespaces ($transport)"; exit 1; }
+  done
+  echo "PASS ($transport transport, $(( $(date +%s) - start )) s): $(grep -c . "$work/collie.out") identical result lines; hierarchical calls: $(grep -c 'collie (hierarchical)' "$work/collie.err")"
 done
-echo "PASS: $(grep -c . "$work/collie.out") identical result lines; hierarchical calls: $(grep -c 'collie (hierarchical)' "$work/collie.err")"
 if [ "${COLLIE_NETNS_BENCH:-0}" = 1 ]; then
   mpicc.openmpi -O2 -o "$work/bench" "$here/../../bench/mpi_coll_bench.c"
   for size in 8 64K 8M; do

@@ -49,10 +49,11 @@ run "$work/plain.out" "$work/plain.err" COLLIE_MPI_TEST=plain ||
 mid=$(date +%s)
 extra=()
 [ -n "$split" ] && extra=("COLLIE_MPI_NODE_SPLIT=$split")
+[ -n "${COLLIE_MPI_TRANSPORT:-}" ] && extra+=("COLLIE_MPI_TRANSPORT=$COLLIE_MPI_TRANSPORT")
 run "$work/collie.out" "$work/collie.err" "LD_PRELOAD=$lib" COLLIE_MPI_LOG=1 "${extra[@]}" ||
   { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -30; tail -5 "$work/collie.out"; fail "the run with libcollie_mpi failed"; }
 end=$(date +%s)
-echo "plain run $((mid - start)) s, collie run $((end - mid)) s"
+echo "plain run $((mid - start)) s, collie run $((end - mid)) s${split:+ (node split $split, transport ${COLLIE_MPI_TRANSPORT:-p2p})}"
 grep -q '^passed' "$work/plain.out" || fail "plain run did not pass"
 grep -q '^passed' "$work/collie.out" || fail "collie run did not pass"
 if ! diff -q "$work/plain.out" "$work/collie.out" >/dev/null; then
