@@ -1,15 +1,16 @@
 /*
  * collie_mpi.h — collie inside an MPI program (link libcollie_mpi, or LD_PRELOAD it).
  *
- * collie_team_from_mpi gives the collie team of an intracommunicator whose ranks all share
- * one node (collie rank = MPI rank).  It is collective over comm the first time it is called
- * for comm; later calls return the same team.  The team belongs to the communicator: it is
- * freed by MPI_Comm_free or MPI_Finalize (never call collie_finalize on it).  Communicators
- * spanning several nodes get COLLIE_ERR_UNSUPPORTED (for now; see docs/guide.md).
+ * collie_team_from_mpi gives the collie team of an intracommunicator (collie rank = MPI
+ * rank): over shared memory when all its ranks share one node, else over shared memory
+ * between the ranks of a node and MPI between nodes.  It is collective over comm the first
+ * time it is called for comm; later calls return the same team.  The team belongs to the
+ * communicator: it is freed by MPI_Comm_free or MPI_Finalize (never call collie_finalize
+ * on it).
  *
  * With libcollie_mpi linked, collie_init() under mpirun makes collie_world() a team over
- * MPI_COMM_WORLD (initialising MPI first if the program did not); collie_finalize() then
- * also finalizes MPI if collie_init initialised it.
+ * MPI_COMM_WORLD, the same way (initialising MPI first if the program did not);
+ * collie_finalize() then also finalizes MPI if collie_init initialised it.
  */
 #ifndef COLLIE_MPI_H
 #define COLLIE_MPI_H

@@ -61,7 +61,8 @@ bool cm_logging(void);                /* COLLIE_MPI_LOG=1 */
 /* The team of comm (one node) or its hierarchical teams (several nodes), created
  * collectively on first use; false with *why when collie cannot serve the communicator. */
 bool cm_teams(MPI_Comm comm, collie_team_t **team, cm_hier **hier, const char **why);
-/* A shm team over comm, whose ranks share a node (collective). */
+/* A shm transport / team over comm, whose ranks share a node (collective). */
+int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
 int cm_shm_team(MPI_Comm comm, collie_team_t **team, const char **why);
 void cm_log(const cm_call *c, const char *where, const char *why);
 void cm_free_all_teams(void);         /* at MPI_Finalize */
@@ -79,6 +80,8 @@ int cm_error(const cm_call *c, int status);
 /* Transports and hierarchy (mpi_transport.c, mpi_hier.c); all collective over comm. */
 int cm_mpi_transport_create(MPI_Comm comm, collie_transport **out);   /* p2p */
 int cm_rma_transport_create(MPI_Comm comm, collie_transport **out);   /* MPI-3 RMA */
+/* shm for the peers in `node` (my node), p2p MPI for the others. */
+int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **out);
 int cm_hier_create(MPI_Comm comm, MPI_Comm node, cm_hier **out, const char **why);
 void cm_hier_destroy(cm_hier *h);
 int cm_hier_run(const cm_call *c, const cm_hier *h);   /* blocking calls only */

@@ -29,6 +29,7 @@
 typedef struct comm_team {
     collie_team_t *team;          /* one node */
     cm_hier *hier;                /* several nodes */
+    collie_team_t *mixed;         /* several nodes: the team collie_team_from_mpi returns */
     const char *why;              /* the reason, when both are NULL */
     struct comm_team *next;       /* all live records (freed at MPI_Finalize) */
 } comm_team;
@@ -86,6 +87,7 @@ static bool unlink_record(comm_team *rec) {
 static void free_record(comm_team *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
+    collie_team_destroy(rec->mixed);
     cm_hier_destroy(rec->hier);
     free(rec);
 }
@@ -125,7 +127,7 @@ static int node_split(MPI_Comm comm, MPI_Comm *node) {
 }
 
 /* The shm transport of comm, whose ranks share a node (collective). */
-static int shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
+int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
@@ -147,7 +149,7 @@ static int shm_transport(MPI_Comm comm, collie_transport **tp, const char **why)
 int cm_shm_team(MPI_Comm comm, collie_team_t **team, const char **why) {
     collie_transport *tp = NULL;
     *team = NULL;
-    int st = shm_transport(comm, &tp, why);
+    int st = cm_shm_transport(comm, &tp, why);
     if (!st && (st = collie_team_create(tp, team)) != COLLIE_OK) {
         tp->ops->destroy(tp);
         *why = "cannot create the team (out of memory)";
@@ -173,7 +175,7 @@ static int split_nodes(MPI_Comm comm, MPI_Comm *node) {
     return MPI_SUCCESS;
 }
 
-/* The world for collie_init: MPI_COMM_WORLD on one node (collective). */
+/* A transport over all of comm (collective): shm on one node, else shm+mpi. */
 static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
     MPI_Comm node;
     *tp = NULL;
@@ -181,12 +183,27 @@ static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) 
         *why = "MPI_Comm_split_type failed";
         return COLLIE_ERR_TRANSPORT;
     }
-    if (node != MPI_COMM_NULL) {
-        PMPI_Comm_free(&node);
-        *why = "communicator spans several nodes";
-        return COLLIE_ERR_UNSUPPORTED;
+    if (node == MPI_COMM_NULL)
+        return cm_shm_transport(comm, tp, why);
+    int st = cm_mixed_transport_create(comm, node, tp);
+    PMPI_Comm_free(&node);
+    if (st)
+        *why = "the shm+mpi transport failed (see COLLIE_LOG=error)";
+    return st;
+}
+
+/* The single team over a communicator spanning nodes (collective, made once). */
+static collie_team_t *mixed_team(MPI_Comm comm, comm_team *rec, const char **why) {
+    if (rec->mixed)
+        return rec->mixed;
+    collie_transport *tp = NULL;
+    if (transport_of(comm, &tp, why) != COLLIE_OK)
+        return NULL;
+    if (collie_team_create(tp, &rec->mixed) != COLLIE_OK) {
+        tp->ops->destroy(tp);
+        *why = "cannot create the team (out of memory)";
     }
-    return shm_transport(comm, tp, why);
+    return rec->mixed;
 }
 
 static comm_team *make_record(MPI_Comm comm) {
@@ -260,11 +277,14 @@ int collie_team_from_mpi(MPI_Comm comm, collie_team_t **team) {
     const char *why = NULL;
     cm_hier *hier = NULL;
     cm_teams(comm, team, &hier, &why);
+    if (hier) {
+        int found = 0;
+        comm_team *rec = NULL;
+        PMPI_Comm_get_attr(comm, keyval, &rec, &found);
+        *team = found ? mixed_team(comm, rec, &why) : NULL;
+    }
     if (*team)
         return COLLIE_OK;
-    if (hier)
-        why = "the communicator spans several nodes (its collectives run hierarchically "
-              "through the MPI interface; there is no single collie team)";
     return collie_fail(COLLIE_ERR_UNSUPPORTED, "collie_team_from_mpi: %s", why ? why : "unknown");
 }
 
@@ -281,8 +301,8 @@ static int world_create(collie_transport **tp) {
     cm_setup();
     const char *why = NULL;
     int st = transport_of(MPI_COMM_WORLD, tp, &why);
-    if (st == COLLIE_ERR_UNSUPPORTED)
-        return collie_fail(st, "collie_init: MPI_COMM_WORLD: %s", why);
+    if (st && why)
+        collie_log(COLLIE_LOG_ERROR, "collie_init: MPI_COMM_WORLD: %s", why);
     return st;
 }
 

@@ -27,28 +27,10 @@
 #include "mpi/mpi_layer.h"
 #include "transport/channels.h"
 #include "transport/transport.h"
+#include "mpi/mpi_transport.h"
 
 enum { TAG_DATA = 1, TAG_CREDIT = 2 };
 #define HEAD_BYTES (sizeof(collie_slot_hdr) + sizeof(collie_slot_meta))
-
-typedef struct mpi_peer {
-    char *outbox;                 /* consumed counter, then nslots slots (channel me -> q) */
-    uint64_t flushed;             /* chunks handed to MPI_Isend */
-    MPI_Request *send;            /* [nslots]: the send of each outbox slot */
-    char *stage;                  /* nslots staging buffers for receives from this peer */
-    MPI_Request *recv;            /* [nslots] */
-    uint32_t recv_next;           /* the oldest posted receive */
-    uint64_t credit_in;           /* receive buffer of the credit message */
-    MPI_Request credit_recv;
-    uint64_t credit_out;          /* send buffer of the credit message */
-    MPI_Request credit_send;
-} mpi_peer;
-
-typedef struct mpi_impl {
-    MPI_Comm comm;                /* private duplicate */
-    char *inbox;
-    mpi_peer *peers;
-} mpi_impl;
 
 static mpi_impl *impl_of(collie_transport *tp) { return tp->impl; }
 
@@ -88,11 +70,12 @@ static void flush_credit(collie_transport *tp, int p) {
             return;   /* progress() retries */
     }
     pe->credit_out = tp->received[p];
+    pe->credits_sent++;
     PMPI_Isend(&pe->credit_out, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_send);
 }
 
-static void mpi_wake(collie_transport *tp, int peer) {
-    if (peer == tp->rank)
+void cm_mpi_wake(collie_transport *tp, int peer) {
+    if (peer == tp->rank || !cm_mpi_remote(impl_of(tp), peer))
         return;
     flush_data(tp, peer);
     flush_credit(tp, peer);
@@ -128,6 +111,7 @@ static void drain_credit(collie_transport *tp, int q) {
         if (!done)
             return;
         uint64_t v = pe->credit_in;
+        pe->credits_received++;
         for (uint32_t k = 0; k < tp->nslots; k++)
             if (pe->send[k] != MPI_REQUEST_NULL)
                 PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
@@ -142,9 +126,9 @@ static void drain_credit(collie_transport *tp, int q) {
     }
 }
 
-static void mpi_progress(collie_transport *tp) {
+void cm_mpi_progress(collie_transport *tp) {
     for (int p = 0; p < tp->size; p++) {
-        if (p == tp->rank)
+        if (p == tp->rank || !cm_mpi_remote(impl_of(tp), p))
             continue;
         drain_data(tp, p);
         drain_credit(tp, p);
@@ -154,8 +138,8 @@ static void mpi_progress(collie_transport *tp) {
 
 static uint32_t mpi_sleep_prepare(collie_transport *tp) { return 0; }
 
-static void mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
-    mpi_progress(tp);
+void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
+    cm_mpi_progress(tp);
     struct timespec ts = { 0, (long)(timeout_ns < 20000 ? timeout_ns : 20000) };
     nanosleep(&ts, NULL);
 }
@@ -197,28 +181,62 @@ static void free_peer(collie_transport *tp, mpi_peer *pe) {
     free(pe->recv);
 }
 
+/* Receives the credit messages still on their way (every peer says how many it sent), so
+ * none is left unmatched when the communicator goes. */
+static void drain_last_credits(collie_transport *tp, mpi_impl *im) {
+    uint64_t *sent = calloc((size_t)tp->size, sizeof *sent), *expect = calloc((size_t)tp->size, sizeof *expect);
+    if (!sent || !expect) {
+        free(sent);
+        free(expect);
+        PMPI_Barrier(im->comm);
+        return;
+    }
+    for (int p = 0; im->peers && p < tp->size; p++)
+        if (p != tp->rank && cm_mpi_remote(im, p))
+            sent[p] = im->peers[p].credits_sent;
+    PMPI_Alltoall(sent, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, im->comm);
+    for (int p = 0; im->peers && p < tp->size; p++) {
+        mpi_peer *pe = &im->peers[p];
+        if (p == tp->rank || !cm_mpi_remote(im, p))
+            continue;
+        while (pe->credits_received < expect[p] && pe->credit_recv != MPI_REQUEST_NULL) {
+            PMPI_Wait(&pe->credit_recv, MPI_STATUS_IGNORE);
+            if (++pe->credits_received < expect[p])
+                PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, im->comm, &pe->credit_recv);
+        }
+    }
+    free(sent);
+    free(expect);
+}
+
 /* Collective over the communicator (MPI_Comm_free, MPI_Finalize, collie_finalize). */
-static void mpi_destroy(collie_transport *tp) {
+void cm_mpi_release(collie_transport *tp) {
     mpi_impl *im = tp->impl;
     if (im && im->comm != MPI_COMM_NULL) {
-        PMPI_Barrier(im->comm);   /* every rank sent all it will send */
+        drain_last_credits(tp, im);
         for (int p = 0; im->peers && p < tp->size; p++)
-            if (p != tp->rank)
+            if (p != tp->rank && cm_mpi_remote(im, p))
                 free_peer(tp, &im->peers[p]);
         PMPI_Comm_free(&im->comm);
     }
     if (im) {
         free(im->peers);
         free(im->inbox);
+        im->peers = NULL;
+        im->inbox = NULL;
     }
-    free(im);
+}
+
+static void mpi_destroy(collie_transport *tp) {
+    cm_mpi_release(tp);
+    free(tp->impl);
     collie_channels_free(tp);
     free(tp);
 }
 
 static const collie_transport_ops mpi_ops = {
-    "mpi", mpi_wake, mpi_sleep_prepare, mpi_sleep, mpi_sleep_done, mpi_check_peer,
-    mpi_mem_alloc, mpi_mem_free, mpi_destroy, mpi_progress,
+    "mpi", cm_mpi_wake, mpi_sleep_prepare, cm_mpi_sleep, mpi_sleep_done, mpi_check_peer,
+    mpi_mem_alloc, mpi_mem_free, mpi_destroy, cm_mpi_progress,
 };
 
 /* ---- set-up ----------------------------------------------------------------------------- */
@@ -244,8 +262,9 @@ static int setup_peer(collie_transport *tp, int p) {
     return COLLIE_OK;
 }
 
-/* Channels: from[p] in my inbox; to[q] in my outbox for q (to[me] unused). */
-static int wire(collie_transport *tp) {
+/* Channels: from[p] in my inbox; to[q] in my outbox for q (to[me] unused); only remote
+ * peers get MPI buffers and posted receives. */
+int cm_mpi_wire(collie_transport *tp) {
     mpi_impl *im = tp->impl;
     size_t bytes = collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
     im->inbox = aligned_alloc(COLLIE_CACHELINE, (bytes + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1));
@@ -263,7 +282,7 @@ static int wire(collie_transport *tp) {
     if (st)
         return collie_fail(st, "cannot allocate the channel table");
     for (int p = 0; p < tp->size && !st; p++)
-        if (p != tp->rank)
+        if (p != tp->rank && cm_mpi_remote(im, p))
             st = setup_peer(tp, p);
     return st;
 }
@@ -290,7 +309,7 @@ int cm_mpi_transport_create(MPI_Comm comm, collie_transport **out) {
         st = collie_fail(COLLIE_ERR_ARG, "COLLIE_MPI_SLOTS=%u / COLLIE_MPI_SLOT_BYTES=%u: need 2..1024 "
                          "slots of 64 bytes .. 64 MiB (a multiple of 64)", tp->nslots, tp->slot_bytes);
     if (!st)
-        st = wire(tp);
+        st = cm_mpi_wire(tp);
     int all = st;
     PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm);
     if (all && !st)

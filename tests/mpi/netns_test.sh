@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netns_test.sh PROGRAM LIBDIR [RANKS_PER_HOST] — the multi-host test: 4 network namespaces
+# netns_test.sh PROGRAM LIBDIR [RANKS_PER_HOST [TEAM_API_PROGRAM]] — the multi-host test: 4 network namespaces
 # joined by a bridge stand for 4 machines (10.77.x.1-4, TCP only between them); Open MPI's
 # mpirun starts RANKS_PER_HOST (default 2) ranks in each through netns_agent.sh.  PROGRAM
 # (mpi_check for Open MPI) runs plainly and with LD_PRELOAD=LIBDIR/libcollie_mpi.so (p2p and
@@ -7,9 +7,10 @@
 # results must be identical and the log must show the hierarchical collectives (shm inside
 # a namespace, collie's mpi transport over TCP between them).  Needs root and `ip netns`:
 # otherwise exits 77 (skipped) with the reason.  The namespaces and the bridge are always
-# removed.  COLLIE_NETNS_BENCH=1 also prints bench/preload_compare-style numbers.
+# removed.  TEAM_API_PROGRAM (mpi_team_api) checks collie_team_from_mpi and collie_init
+# across the namespaces (the shm+mpi transport).  COLLIE_NETNS_BENCH=1 also prints bench/preload_compare-style numbers.
 set -u
-prog=$1 libdir=$2 per_host=${3:-2}
+prog=$1 libdir=$2 per_host=${3:-2} team_api=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 skip() { echo "SKIPPED: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "the multi-host test needs root (ip netns)"
@@ -81,6 +82,15 @@ for transport in p2p rma; do
   done
   echo "PASS ($transport transport, $(( $(date +%s) - start )) s): $(grep -c . "$work/collie.out") identical result lines; hierarchical calls: $(grep -c 'collie (hierarchical)' "$work/collie.err")"
 done
+if [ -n "$team_api" ]; then
+  for mode in --mpi-init-first --collie-init-first; do
+    mpi "$work/api.out" "$work/api.err" "$team_api" $mode ||
+      { tail -20 "$work/api.err"; echo "FAIL: $team_api $mode across namespaces"; exit 1; }
+    grep -q "^passed: 0 failures" "$work/api.out" ||
+      { cat "$work/api.out"; grep FAIL "$work/api.err" | head; echo "FAIL: $team_api $mode across namespaces"; exit 1; }
+    echo "PASS: collie_team_from_mpi / collie_init across namespaces ($mode)"
+  done
+fi
 if [ "${COLLIE_NETNS_BENCH:-0}" = 1 ]; then
   mpicc.openmpi -O2 -o "$work/bench" "$here/../../bench/mpi_coll_bench.c"
   for size in 8 64K 8M; do
