@@ -36,6 +36,9 @@ typedef struct collie_coll_args {
     bool idempotent;
     bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory */
     bool shared_memory;     /* the transport is shared memory (flat algorithms need it) */
+    const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
+                               of their first rank), when the team spans nodes; else NULL */
+    int nnodes;
     collie_algo_params params;
 } collie_coll_args;
 

@@ -41,6 +41,9 @@ extern const collie_algorithm collie_algo_reduce_rabenseifner;
 extern const collie_algorithm collie_algo_reduce_binary_blocks;
 extern const collie_algorithm collie_algo_reduce_ring;
 extern const collie_algorithm collie_algo_reduce_binary_tree;
+extern const collie_algorithm collie_algo_allreduce_hierarchical;
+extern const collie_algorithm collie_algo_reduce_hierarchical;
+extern const collie_algorithm collie_algo_bcast_hierarchical;
 
 static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_recursive_doubling,
@@ -54,6 +57,7 @@ static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_binary_blocks,
     &collie_algo_allreduce_ring_pipelined,
     &collie_algo_allreduce_nway_dissemination,
+    &collie_algo_allreduce_hierarchical,
 };
 static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binomial,
@@ -62,6 +66,7 @@ static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binary_blocks,
     &collie_algo_reduce_ring,
     &collie_algo_reduce_binary_tree,
+    &collie_algo_reduce_hierarchical,
 };
 static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binomial,
@@ -70,6 +75,7 @@ static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binary_tree,
     &collie_algo_bcast_scatter_allgather,
     &collie_algo_bcast_chain,
+    &collie_algo_bcast_hierarchical,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,

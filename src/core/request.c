@@ -46,6 +46,8 @@ int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, voi
     a->idempotent = op ? collie_op_idempotent(op) : false;
     a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
     a->shared_memory = team->tp->shared_memory;
+    a->node_of = team->tp->node_of;
+    a->nnodes = team->tp->nnodes;
     req->team = team;
     req->dtype = dtype;
     req->op = op;

@@ -23,6 +23,7 @@ typedef struct mixed_impl {
     mpi_impl mpi;                 /* first: the mpi transport's functions use it */
     collie_transport *shm;        /* the node's shm transport (node ranks) */
     int *local_of;                /* [size]: node rank of a peer on this node, else -1 */
+    int *node_of;                 /* [size]: node of every rank (tp->node_of) */
 } mixed_impl;
 
 static mixed_impl *mixed_of(collie_transport *tp) { return tp->impl; }
@@ -59,6 +60,7 @@ static void mixed_destroy(collie_transport *tp) {
         if (im->shm)
             im->shm->ops->destroy(im->shm);
         free(im->local_of);
+        free(im->node_of);
     }
     free(im);
     collie_channels_free(tp);
@@ -130,6 +132,32 @@ static int same_geometry(MPI_Comm comm, collie_transport *tp, bool alone) {
     return COLLIE_OK;
 }
 
+/* node_of[r] for every rank: nodes numbered in the order of their first ranks. */
+static int number_nodes(collie_transport *tp, MPI_Comm comm) {
+    mixed_impl *im = mixed_of(tp);
+    int first = tp->rank, *firsts = malloc((size_t)tp->size * sizeof *firsts);
+    im->node_of = malloc((size_t)tp->size * sizeof *im->node_of);
+    if (!firsts || !im->node_of) {
+        free(firsts);
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the node table");
+    }
+    for (int r = 0; r < tp->size; r++)
+        if (im->local_of[r] == 0)
+            first = r;
+    PMPI_Allgather(&first, 1, MPI_INT, firsts, 1, MPI_INT, comm);
+    int nnodes = 0;
+    for (int r = 0; r < tp->size; r++) {
+        if (firsts[r] == r)      /* r starts a node: number it */
+            im->node_of[r] = nnodes++;
+        else
+            im->node_of[r] = im->node_of[firsts[r]];
+    }
+    free(firsts);
+    tp->node_of = im->node_of;
+    tp->nnodes = nnodes;
+    return COLLIE_OK;
+}
+
 static int build(collie_transport *tp, MPI_Comm comm, MPI_Comm node) {
     mixed_impl *im = mixed_of(tp);
     const char *why = NULL;
@@ -154,7 +182,8 @@ static int build(collie_transport *tp, MPI_Comm comm, MPI_Comm node) {
     st = cm_mpi_wire(tp);
     if (!st)
         wire_local(tp);
-    return st;
+    int st3 = number_nodes(tp, comm);   /* collective: also after a failure */
+    return st ? st : st3;
 }
 
 int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **out) {

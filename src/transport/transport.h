@@ -100,6 +100,9 @@ typedef struct collie_transport {
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
     int oversubscribed;          /* more ranks than cores: spin less */
+    const int *node_of;          /* [size]: node of every rank when the ranks span several
+                                    nodes (mixed shm+mpi transport), else NULL */
+    int nnodes;
     void *impl;
 } collie_transport;
 
