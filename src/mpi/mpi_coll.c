@@ -17,7 +17,6 @@
 #include "base/base.h"
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
-#include "types/types.h"
 
 #if defined(OPEN_MPI)
 #include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
@@ -85,12 +84,9 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = "MPI_THREAD_MULTIPLE";
         return false;
     }
-    if (!cm_teams(c->comm, &c->team, &c->hier, why))
+    c->team = cm_team(c->comm, why);
+    if (!c->team)
         return false;
-    if (c->hier && c->split_phase) {
-        *why = "split-phase or persistent call on a communicator spanning nodes";
-        return false;
-    }
     if (c->coll == COLL_REDUCE || c->coll == COLL_BCAST) {
         int size = 0;
         PMPI_Comm_size(c->comm, &size);
@@ -105,19 +101,21 @@ bool cm_prepare(cm_call *c, const char **why) {
     } else if (c->coll == COLL_BCAST && !cm_map_bcast(c, why)) {
         return false;
     }
-    if (c->hier && c->cop && !collie_op_commutative(c->cop) && !c->hier->blocked) {
-        *why = "non-commutative op and the nodes' ranks are not consecutive";
-        return false;
-    }
     return map_buffers(c, why);
+}
+
+/* "collie", or "collie over shm+mpi" when the team spans nodes. */
+static const char *where(const cm_call *c) {
+    const char *name = c->team->tp->ops->name;
+    if (strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0)
+        return "collie";
+    return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
 }
 
 /* Runs the blocking form on collie; the caller already prepared c. */
 static int run_blocking(cm_call *c) {
     int st = COLLIE_OK;
-    if (c->hier)
-        st = cm_hier_run(c, c->hier);
-    else if (c->coll == COLL_ALLREDUCE)
+    if (c->coll == COLL_ALLREDUCE)
         st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
     else if (c->coll == COLL_REDUCE)
         st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);
@@ -125,7 +123,7 @@ static int run_blocking(cm_call *c) {
         st = collie_bcast(c->team, c->crecv, c->ccount, c->cdtype, c->root);
     else
         st = collie_barrier(c->team);
-    cm_log(c, c->hier ? "collie (hierarchical)" : "collie", NULL);
+    cm_log(c, where(c), NULL);
     return st ? cm_error(c, st) : MPI_SUCCESS;
 }
 
@@ -155,7 +153,7 @@ static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
     int st = plan_request(c, persistent, &req);
     if (st)
         return cm_error(c, st);
-    cm_log(c, "collie", NULL);
+    cm_log(c, where(c), NULL);
     return cm_request_add(req, c, persistent, handle);
 }
 
@@ -204,7 +202,6 @@ int MPI_Barrier(MPI_Comm comm) {
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Iallreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -215,7 +212,6 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ireduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -226,7 +222,6 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtyp
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
                MPI_Request *request) {
     cm_call c = call_of("MPI_Ibcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -236,7 +231,6 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ibarrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, false, request);
@@ -250,7 +244,6 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -261,7 +254,6 @@ int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -272,7 +264,6 @@ int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
                       MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);
@@ -282,7 +273,6 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
 
 int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
-    c.split_phase = true;
     const char *why;
     if (cm_prepare(&c, &why))
         return run_request(&c, true, request);

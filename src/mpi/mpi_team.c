@@ -2,8 +2,8 @@
  * mpi_team.c — a collie team per MPI communicator.
  *
  * The first collective collie serves on a communicator creates its team, collectively
- * (every rank of the communicator is inside the same collective): the ranks check with
- * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) that they share one node, rank 0 names a
+ * (every rank of the communicator is inside the same collective): the ranks find with
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) whether they share one node; if so rank 0 names a
  * shared-memory segment and broadcasts the name, and the shm transport is built with an
  * MPI_Allreduce(MIN) bootstrap so a failure anywhere fails everywhere at once.  The team
  * is cached as a communicator attribute (or the reason collie cannot serve it, so that
@@ -11,7 +11,8 @@
  * MPI_Finalize frees whatever is left.  Duplicated communicators get their own team.
  *
  * A communicator spanning several nodes (MPI_COMM_TYPE_SHARED, or COLLIE_MPI_NODE_SPLIT=k
- * consecutive ranks per "node" for tests) gets the hierarchical teams of mpi_hier.c.
+ * consecutive ranks per "node" for tests) gets a team over the shm+mpi transport
+ * (mpi_transport_mixed.c), on which the hierarchical algorithms are chosen.
  *
  * Also here: collie_team_from_mpi, the world provider for collie_init under mpirun, and
  * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI.
@@ -27,10 +28,8 @@
 #include "mpi/mpi_layer.h"
 
 typedef struct comm_team {
-    collie_team_t *team;          /* one node */
-    cm_hier *hier;                /* several nodes */
-    collie_team_t *mixed;         /* several nodes: the team collie_team_from_mpi returns */
-    const char *why;              /* the reason, when both are NULL */
+    collie_team_t *team;          /* NULL: collie does not serve this communicator */
+    const char *why;              /* the reason, when team is NULL */
     struct comm_team *next;       /* all live records (freed at MPI_Finalize) */
 } comm_team;
 
@@ -87,8 +86,6 @@ static bool unlink_record(comm_team *rec) {
 static void free_record(comm_team *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
-    collie_team_destroy(rec->mixed);
-    cm_hier_destroy(rec->hier);
     free(rec);
 }
 
@@ -146,17 +143,6 @@ int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
     return st;
 }
 
-int cm_shm_team(MPI_Comm comm, collie_team_t **team, const char **why) {
-    collie_transport *tp = NULL;
-    *team = NULL;
-    int st = cm_shm_transport(comm, &tp, why);
-    if (!st && (st = collie_team_create(tp, team)) != COLLIE_OK) {
-        tp->ops->destroy(tp);
-        *why = "cannot create the team (out of memory)";
-    }
-    return st;
-}
-
 /* Splits comm by node: *node is MPI_COMM_NULL when all ranks share one node. */
 static int split_nodes(MPI_Comm comm, MPI_Comm *node) {
     int size, node_size = 0, mine, all = 0;
@@ -192,49 +178,31 @@ static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) 
     return st;
 }
 
-/* The single team over a communicator spanning nodes (collective, made once). */
-static collie_team_t *mixed_team(MPI_Comm comm, comm_team *rec, const char **why) {
-    if (rec->mixed)
-        return rec->mixed;
-    collie_transport *tp = NULL;
-    if (transport_of(comm, &tp, why) != COLLIE_OK)
-        return NULL;
-    if (collie_team_create(tp, &rec->mixed) != COLLIE_OK) {
-        tp->ops->destroy(tp);
-        *why = "cannot create the team (out of memory)";
-    }
-    return rec->mixed;
-}
-
 static comm_team *make_record(MPI_Comm comm) {
     comm_team *rec = calloc(1, sizeof *rec);
     if (!rec)
         return NULL;
-    MPI_Comm node;
-    if (split_nodes(comm, &node) != MPI_SUCCESS)
-        rec->why = "MPI_Comm_split_type failed";
-    else if (node == MPI_COMM_NULL)
-        cm_shm_team(comm, &rec->team, &rec->why);
-    else
-        cm_hier_create(comm, node, &rec->hier, &rec->why);
+    collie_transport *tp = NULL;
+    if (transport_of(comm, &tp, &rec->why) == COLLIE_OK && collie_team_create(tp, &rec->team) != COLLIE_OK) {
+        tp->ops->destroy(tp);
+        rec->why = "cannot create the team (out of memory)";
+    }
     rec->next = all_teams;
     all_teams = rec;
     return rec;
 }
 
-bool cm_teams(MPI_Comm comm, collie_team_t **team, cm_hier **hier, const char **why) {
+collie_team_t *cm_team(MPI_Comm comm, const char **why) {
     int inter = 0, found = 0;
     comm_team *rec = NULL;
-    *team = NULL;
-    *hier = NULL;
     if (comm == MPI_COMM_NULL) {
         *why = "MPI_COMM_NULL";
-        return false;
+        return NULL;
     }
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         *why = "intercommunicator";
-        return false;
+        return NULL;
     }
     cm_setup();
     if (keyval == MPI_KEYVAL_INVALID)
@@ -244,15 +212,13 @@ bool cm_teams(MPI_Comm comm, collie_team_t **team, cm_hier **hier, const char **
         rec = make_record(comm);
         if (!rec) {
             *why = "out of memory";
-            return false;
+            return NULL;
         }
         PMPI_Comm_set_attr(comm, keyval, rec);
     }
-    *team = rec->team;
-    *hier = rec->hier;
-    if (!rec->team && !rec->hier)
+    if (!rec->team)
         *why = rec->why;
-    return rec->team || rec->hier;
+    return rec->team;
 }
 
 int cm_error(const cm_call *c, int status) {
@@ -275,14 +241,7 @@ int collie_team_from_mpi(MPI_Comm comm, collie_team_t **team) {
     if (!up)
         return collie_fail(COLLIE_ERR_ARG, "collie_team_from_mpi: call MPI_Init first");
     const char *why = NULL;
-    cm_hier *hier = NULL;
-    cm_teams(comm, team, &hier, &why);
-    if (hier) {
-        int found = 0;
-        comm_team *rec = NULL;
-        PMPI_Comm_get_attr(comm, keyval, &rec, &found);
-        *team = found ? mixed_team(comm, rec, &why) : NULL;
-    }
+    *team = cm_team(comm, &why);
     if (*team)
         return COLLIE_OK;
     return collie_fail(COLLIE_ERR_UNSUPPORTED, "collie_team_from_mpi: %s", why ? why : "unknown");

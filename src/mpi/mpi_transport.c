@@ -1,7 +1,7 @@
 /*
- * mpi_transport.c — the `mpi` transport (p2p): collie's notified writes between ranks on
- * different nodes, carried by non-blocking two-sided MPI on a private duplicate of the
- * communicator.
+ * mpi_transport.c — the channels to peers on other nodes (p2p, the default of the shm+mpi
+ * transport, mpi_transport_mixed.c): collie's notified writes carried by non-blocking
+ * two-sided MPI on a private duplicate of the communicator.
  *
  * Every rank keeps the channel model of transport.h in its own memory: an inbox (for every
  * sender p, the counter `consumed` and the slot ring p -> me) and, per peer q, an outbox
@@ -136,28 +136,11 @@ void cm_mpi_progress(collie_transport *tp) {
     }
 }
 
-static uint32_t mpi_sleep_prepare(collie_transport *tp) { return 0; }
-
 void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
     cm_mpi_progress(tp);
     struct timespec ts = { 0, (long)(timeout_ns < 20000 ? timeout_ns : 20000) };
     nanosleep(&ts, NULL);
 }
-
-static void mpi_sleep_done(collie_transport *tp) {}
-
-/* A dead peer makes MPI fail (and, by default, abort the job); collie's own timeout
- * reports a silent one. */
-static int mpi_check_peer(collie_transport *tp, int peer) { return COLLIE_OK; }
-
-static void *mpi_mem_alloc(collie_transport *tp, size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        collie_fail(COLLIE_ERR_NOMEM, "collie_alloc: cannot allocate %zu bytes", bytes);
-    return p;
-}
-
-static void mpi_mem_free(collie_transport *tp, void *ptr) { free(ptr); }
 
 static void cancel_recv(MPI_Request *r) {
     if (*r == MPI_REQUEST_NULL)
@@ -227,18 +210,6 @@ void cm_mpi_release(collie_transport *tp) {
     }
 }
 
-static void mpi_destroy(collie_transport *tp) {
-    cm_mpi_release(tp);
-    free(tp->impl);
-    collie_channels_free(tp);
-    free(tp);
-}
-
-static const collie_transport_ops mpi_ops = {
-    "mpi", cm_mpi_wake, mpi_sleep_prepare, cm_mpi_sleep, mpi_sleep_done, mpi_check_peer,
-    mpi_mem_alloc, mpi_mem_free, mpi_destroy, cm_mpi_progress,
-};
-
 /* ---- set-up ----------------------------------------------------------------------------- */
 
 static int setup_peer(collie_transport *tp, int p) {
@@ -285,39 +256,4 @@ int cm_mpi_wire(collie_transport *tp) {
         if (p != tp->rank && cm_mpi_remote(im, p))
             st = setup_peer(tp, p);
     return st;
-}
-
-int cm_mpi_transport_create(MPI_Comm comm, collie_transport **out) {
-    collie_transport *tp = calloc(1, sizeof *tp);
-    mpi_impl *im = calloc(1, sizeof *im);
-    if (!tp || !im) {
-        free(tp);
-        free(im);
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport");
-    }
-    tp->ops = &mpi_ops;
-    tp->impl = im;
-    PMPI_Comm_dup(comm, &im->comm);
-    PMPI_Comm_rank(comm, &tp->rank);
-    PMPI_Comm_size(comm, &tp->size);
-    tp->nslots = (uint32_t)collie_env_int("COLLIE_MPI_SLOTS", 8);
-    tp->slot_bytes = (uint32_t)collie_env_int("COLLIE_MPI_SLOT_BYTES", 65536);
-    tp->oversubscribed = 1;   /* never spin long: MPI needs the CPU to progress */
-    int st = COLLIE_OK;
-    if (tp->nslots < 2 || tp->nslots > 1024 || tp->slot_bytes < 64 || tp->slot_bytes > (64u << 20) ||
-        tp->slot_bytes % 64)
-        st = collie_fail(COLLIE_ERR_ARG, "COLLIE_MPI_SLOTS=%u / COLLIE_MPI_SLOT_BYTES=%u: need 2..1024 "
-                         "slots of 64 bytes .. 64 MiB (a multiple of 64)", tp->nslots, tp->slot_bytes);
-    if (!st)
-        st = cm_mpi_wire(tp);
-    int all = st;
-    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm);
-    if (all && !st)
-        st = collie_fail(all, "another rank failed to set up the mpi transport");
-    if (st) {
-        mpi_destroy(tp);
-        return st;
-    }
-    *out = tp;
-    return COLLIE_OK;
 }

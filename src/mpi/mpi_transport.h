@@ -1,6 +1,6 @@
 /*
- * mpi_transport.h — the state of the p2p `mpi` transport, shared with the mixed transport
- * (shm for peers on this node, MPI for the others).
+ * mpi_transport.h — the channels to peers on other nodes (p2p: mpi_transport.c, RMA:
+ * mpi_transport_rma.c), as parts of the shm+mpi transport (mpi_transport_mixed.c).
  */
 #ifndef COLLIE_MPI_TRANSPORT_H
 #define COLLIE_MPI_TRANSPORT_H
@@ -33,6 +33,18 @@ typedef struct mpi_impl {
 } mpi_impl;
 
 
+/* The RMA variant's state (mpi_transport_rma.c). */
+typedef struct rma_impl {
+    MPI_Comm comm;                /* private duplicate */
+    const int *local_of;          /* as in mpi_impl */
+    MPI_Win win;
+    char *base;                   /* window: credits[size], then the inbox */
+    char **outbox;                /* [size]: shadow of channel me -> q */
+    uint64_t *flushed;            /* [size]: chunks written to q */
+    uint64_t *credit_out;         /* [size]: consumed count last written to p */
+    size_t credits_bytes;
+} rma_impl;
+
 static inline bool cm_mpi_remote(const mpi_impl *im, int peer) {
     return !im->local_of || im->local_of[peer] < 0;
 }
@@ -44,5 +56,11 @@ void cm_mpi_wake(collie_transport *tp, int peer);
 void cm_mpi_progress(collie_transport *tp);
 void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
 void cm_mpi_release(collie_transport *tp);   /* collective: MPI_Barrier on the comm */
+/* The same for the RMA variant (tp->impl starts with an rma_impl). */
+int cm_rma_wire(collie_transport *tp);
+void cm_rma_wake(collie_transport *tp, int peer);
+void cm_rma_progress(collie_transport *tp);
+void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
+void cm_rma_release(collie_transport *tp);
 
 #endif

@@ -20,7 +20,11 @@
 #include "transport/channels.h"
 
 typedef struct mixed_impl {
-    mpi_impl mpi;                 /* first: the mpi transport's functions use it */
+    union {                       /* first: the remote part's functions use it */
+        mpi_impl p2p;
+        rma_impl rma;
+    } remote;
+    bool rma;                     /* COLLIE_MPI_TRANSPORT=rma */
     collie_transport *shm;        /* the node's shm transport (node ranks) */
     int *local_of;                /* [size]: node rank of a peer on this node, else -1 */
     int *node_of;                 /* [size]: node of every rank (tp->node_of) */
@@ -32,6 +36,8 @@ static void mixed_wake(collie_transport *tp, int peer) {
     mixed_impl *im = mixed_of(tp);
     if (im->local_of[peer] >= 0)
         im->shm->ops->wake(im->shm, im->local_of[peer]);
+    else if (im->rma)
+        cm_rma_wake(tp, peer);
     else
         cm_mpi_wake(tp, peer);
 }
@@ -55,8 +61,11 @@ static void mixed_mem_free(collie_transport *tp, void *ptr) { free(ptr); }
 
 static void mixed_destroy(collie_transport *tp) {
     mixed_impl *im = tp->impl;
-    if (im) {
+    if (im && im->rma)
+        cm_rma_release(tp);
+    else if (im)
         cm_mpi_release(tp);
+    if (im) {
         if (im->shm)
             im->shm->ops->destroy(im->shm);
         free(im->local_of);
@@ -70,6 +79,10 @@ static void mixed_destroy(collie_transport *tp) {
 static const collie_transport_ops mixed_ops = {
     "shm+mpi", mixed_wake, mixed_sleep_prepare, cm_mpi_sleep, mixed_sleep_done, mixed_check_peer,
     mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_mpi_progress,
+};
+static const collie_transport_ops mixed_rma_ops = {
+    "shm+mpi-rma", mixed_wake, mixed_sleep_prepare, cm_rma_sleep, mixed_sleep_done, mixed_check_peer,
+    mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_rma_progress,
 };
 
 /* local_of[r] for every rank r of comm: its rank in `node`, or -1. */
@@ -177,9 +190,15 @@ static int build(collie_transport *tp, MPI_Comm comm, MPI_Comm node) {
     if (tp->nslots < 2 || tp->slot_bytes < 64 || tp->slot_bytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "bad slot geometry: %u slots of %u bytes", tp->nslots,
                            tp->slot_bytes);
-    im->mpi.local_of = im->local_of;
-    PMPI_Comm_dup(comm, &im->mpi.comm);
-    st = cm_mpi_wire(tp);
+    if (im->rma) {
+        im->remote.rma.local_of = im->local_of;
+        PMPI_Comm_dup(comm, &im->remote.rma.comm);
+        st = cm_rma_wire(tp);
+    } else {
+        im->remote.p2p.local_of = im->local_of;
+        PMPI_Comm_dup(comm, &im->remote.p2p.comm);
+        st = cm_mpi_wire(tp);
+    }
     if (!st)
         wire_local(tp);
     int st3 = number_nodes(tp, comm);   /* collective: also after a failure */
@@ -198,9 +217,22 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
         free(local_of);
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mixed transport");
     }
-    im->mpi.comm = MPI_COMM_NULL;
+    const char *kind = collie_env_str("COLLIE_MPI_TRANSPORT", "p2p");
+    im->rma = strcmp(kind, "rma") == 0;
+    if (!im->rma && strcmp(kind, "p2p") != 0) {
+        free(tp);
+        free(im);
+        free(local_of);
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_MPI_TRANSPORT=%s: use p2p or rma", kind);
+    }
+    if (im->rma) {
+        im->remote.rma.comm = MPI_COMM_NULL;
+        im->remote.rma.win = MPI_WIN_NULL;
+    } else {
+        im->remote.p2p.comm = MPI_COMM_NULL;
+    }
     im->local_of = local_of;
-    tp->ops = &mixed_ops;
+    tp->ops = im->rma ? &mixed_rma_ops : &mixed_ops;
     tp->impl = im;
     tp->size = size;
     PMPI_Comm_rank(comm, &tp->rank);

@@ -1,5 +1,6 @@
 /*
- * mpi_transport_rma.c — the `mpi` transport, RMA variant (COLLIE_MPI_TRANSPORT=rma):
+ * mpi_transport_rma.c — the channels to peers on other nodes, RMA variant
+ * (COLLIE_MPI_TRANSPORT=rma; used by the shm+mpi transport, mpi_transport_mixed.c):
  * collie's notified writes as MPI-3 one-sided operations on a window.
  *
  * Every rank exposes one window (MPI_Win_allocate, passive target, MPI_Win_lock_all for
@@ -22,22 +23,15 @@
 
 #include "base/base.h"
 #include "mpi/mpi_layer.h"
+#include "mpi/mpi_transport.h"
 #include "transport/channels.h"
 #include "transport/transport.h"
 
 #define HEAD_BYTES (sizeof(collie_slot_hdr) + sizeof(collie_slot_meta))
 
-typedef struct rma_impl {
-    MPI_Comm comm;
-    MPI_Win win;
-    char *base;                   /* window: credits[size], then the inbox */
-    char **outbox;                /* [size]: shadow of channel me -> q */
-    uint64_t *flushed;            /* [size]: chunks written to q */
-    uint64_t *credit_out;         /* [size]: consumed count last written to p */
-    size_t credits_bytes;
-} rma_impl;
-
 static rma_impl *impl_of(collie_transport *tp) { return tp->impl; }
+
+static bool remote(const rma_impl *im, int peer) { return !im->local_of || im->local_of[peer] < 0; }
 
 static size_t chunk_bytes(const collie_slot_hdr *h) {
     uint32_t len = h->bytes & ~SLOT_DIRECT;
@@ -45,8 +39,7 @@ static size_t chunk_bytes(const collie_slot_hdr *h) {
 }
 
 /* Displacement of slot s of the channel me -> q inside q's window. */
-static MPI_Aint slot_disp(collie_transport *tp, int q, uint64_t s) {
-    (void)q;
+static MPI_Aint slot_disp(collie_transport *tp, uint64_t s) {
     size_t chan = collie_channel_bytes(tp->nslots, tp->slot_bytes);
     return (MPI_Aint)(impl_of(tp)->credits_bytes + (size_t)tp->size * sizeof(collie_counter) +
                       (size_t)tp->rank * chan + ((s - 1) % tp->nslots) * tp->slot_stride);
@@ -64,14 +57,14 @@ static void flush_data(collie_transport *tp, int q) {
         return;
     for (uint64_t s = first; s <= last; s++) {
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        PMPI_Put((char *)h + sizeof h->seq, (int)(chunk_bytes(h) - sizeof h->seq), MPI_BYTE, q,
-                 slot_disp(tp, q, s) + (MPI_Aint)sizeof h->seq,
-                 (int)(chunk_bytes(h) - sizeof h->seq), MPI_BYTE, im->win);
+        int n = (int)(chunk_bytes(h) - sizeof h->seq);
+        PMPI_Put((char *)h + sizeof h->seq, n, MPI_BYTE, q, slot_disp(tp, s) + (MPI_Aint)sizeof h->seq,
+                 n, MPI_BYTE, im->win);
     }
     PMPI_Win_flush(q, im->win);
     for (uint64_t s = first; s <= last; s++) {
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        write_u64(tp, (const uint64_t *)&h->seq, q, slot_disp(tp, q, s));
+        write_u64(tp, (const uint64_t *)&h->seq, q, slot_disp(tp, s));
     }
     PMPI_Win_flush(q, im->win);
     im->flushed[q] = last;
@@ -86,68 +79,62 @@ static void flush_credit(collie_transport *tp, int p) {
     PMPI_Win_flush(p, im->win);
 }
 
-static void rma_wake(collie_transport *tp, int peer) {
-    if (peer == tp->rank)
+void cm_rma_wake(collie_transport *tp, int peer) {
+    if (peer == tp->rank || !remote(impl_of(tp), peer))
         return;
     flush_data(tp, peer);
     flush_credit(tp, peer);
 }
 
-static void rma_progress(collie_transport *tp) {
+void cm_rma_progress(collie_transport *tp) {
     int flag;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, impl_of(tp)->comm, &flag, MPI_STATUS_IGNORE);
     PMPI_Win_sync(impl_of(tp)->win);
 }
 
-static uint32_t rma_sleep_prepare(collie_transport *tp) { return 0; }
-
-static void rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
-    rma_progress(tp);
+void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
+    cm_rma_progress(tp);
     struct timespec ts = { 0, (long)(timeout_ns < 20000 ? timeout_ns : 20000) };
     nanosleep(&ts, NULL);
 }
 
-static void rma_sleep_done(collie_transport *tp) {}
-static int rma_check_peer(collie_transport *tp, int peer) { return COLLIE_OK; }
-
-static void *rma_mem_alloc(collie_transport *tp, size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        collie_fail(COLLIE_ERR_NOMEM, "collie_alloc: cannot allocate %zu bytes", bytes);
-    return p;
-}
-
-static void rma_mem_free(collie_transport *tp, void *ptr) { free(ptr); }
-
 /* Collective over the communicator. */
-static void rma_destroy(collie_transport *tp) {
+void cm_rma_release(collie_transport *tp) {
     rma_impl *im = tp->impl;
-    if (im && im->win != MPI_WIN_NULL) {
+    if (im->win != MPI_WIN_NULL) {
         PMPI_Win_unlock_all(im->win);
         PMPI_Win_free(&im->win);
     }
-    if (im && im->comm != MPI_COMM_NULL)
+    if (im->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&im->comm);
-    for (int q = 0; im && im->outbox && q < tp->size; q++)
+    for (int q = 0; im->outbox && q < tp->size; q++)
         free(im->outbox[q]);
-    if (im) {
-        free(im->outbox);
-        free(im->flushed);
-        free(im->credit_out);
-    }
-    free(im);
-    collie_channels_free(tp);
-    free(tp);
+    free(im->outbox);
+    free(im->flushed);
+    free(im->credit_out);
+    im->outbox = NULL;
+    im->flushed = im->credit_out = NULL;
 }
 
-static const collie_transport_ops rma_ops = {
-    "mpi-rma", rma_wake, rma_sleep_prepare, rma_sleep, rma_sleep_done, rma_check_peer,
-    rma_mem_alloc, rma_mem_free, rma_destroy, rma_progress,
-};
+/* to[q] of remote peers: an outbox shadow, its consumed counter in my window's credits. */
+static int wire_remote(collie_transport *tp) {
+    rma_impl *im = tp->impl;
+    size_t chan = sizeof(collie_counter) + collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    for (int q = 0; q < tp->size; q++) {
+        if (q == tp->rank || !remote(im, q))
+            continue;
+        im->outbox[q] = aligned_alloc(COLLIE_CACHELINE, chan);
+        if (!im->outbox[q])
+            return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's outbox");
+        memset(im->outbox[q], 0, chan);
+        tp->to[q].slots = im->outbox[q] + sizeof(collie_counter);
+        tp->to[q].consumed = (collie_counter *)im->base + q;   /* written by q */
+    }
+    return COLLIE_OK;
+}
 
 static int wire(collie_transport *tp) {
     rma_impl *im = tp->impl;
-    size_t chan = sizeof(collie_counter) + collie_channel_bytes(tp->nslots, tp->slot_bytes);
     char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);
     im->outbox = calloc((size_t)tp->size, sizeof *im->outbox);
     im->flushed = calloc((size_t)tp->size, sizeof *im->flushed);
@@ -162,52 +149,19 @@ static int wire(collie_transport *tp) {
     free(inboxes);
     if (st)
         return collie_fail(st, "cannot allocate the channel table");
-    for (int q = 0; q < tp->size; q++) {
-        if (q == tp->rank)
-            continue;
-        im->outbox[q] = aligned_alloc(COLLIE_CACHELINE, chan);
-        if (!im->outbox[q])
-            return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's outbox");
-        memset(im->outbox[q], 0, chan);
-        tp->to[q].slots = im->outbox[q] + sizeof(collie_counter);
-        tp->to[q].consumed = (collie_counter *)im->base + q;   /* written by q */
-    }
-    return COLLIE_OK;
+    return wire_remote(tp);
 }
 
-int cm_rma_transport_create(MPI_Comm comm, collie_transport **out) {
-    collie_transport *tp = calloc(1, sizeof *tp);
-    rma_impl *im = calloc(1, sizeof *im);
-    if (!tp || !im) {
-        free(tp);
-        free(im);
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport");
-    }
-    tp->ops = &rma_ops;
-    tp->impl = im;
+/* The window and the channels of remote peers (collective over im->comm; tp's rank, size
+ * and slot geometry set).  On failure the caller still calls cm_rma_release. */
+int cm_rma_wire(collie_transport *tp) {
+    rma_impl *im = tp->impl;
     im->win = MPI_WIN_NULL;
-    PMPI_Comm_dup(comm, &im->comm);
-    PMPI_Comm_rank(comm, &tp->rank);
-    PMPI_Comm_size(comm, &tp->size);
-    tp->nslots = (uint32_t)collie_env_int("COLLIE_MPI_SLOTS", 8);
-    tp->slot_bytes = (uint32_t)collie_env_int("COLLIE_MPI_SLOT_BYTES", 65536);
-    tp->slot_stride = collie_slot_stride(tp->slot_bytes);
-    tp->oversubscribed = 1;
-    int st = COLLIE_OK;
-    if (tp->nslots < 2 || tp->nslots > 1024 || tp->slot_bytes < 64 || tp->slot_bytes > (64u << 20) ||
-        tp->slot_bytes % 64)
-        st = collie_fail(COLLIE_ERR_ARG, "COLLIE_MPI_SLOTS=%u / COLLIE_MPI_SLOT_BYTES=%u: need 2..1024 "
-                         "slots of 64 bytes .. 64 MiB (a multiple of 64)", tp->nslots, tp->slot_bytes);
     im->credits_bytes = (size_t)tp->size * sizeof(collie_counter);
     size_t bytes = im->credits_bytes + collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
-    int all = st;
-    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm);
-    if (all) {
-        rma_destroy(tp);
-        return st ? st : collie_fail(all, "another rank failed to set up the rma transport");
-    }
     /* An MPI without a usable one-sided component fails here: report it, do not abort. */
     PMPI_Comm_set_errhandler(im->comm, MPI_ERRORS_RETURN);
+    int st = COLLIE_OK;
     if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) != MPI_SUCCESS) {
         im->win = MPI_WIN_NULL;
         st = collie_fail(COLLIE_ERR_TRANSPORT, "MPI_Win_allocate of %zu bytes failed (no one-sided "
@@ -217,15 +171,11 @@ int cm_rma_transport_create(MPI_Comm comm, collie_transport **out) {
         PMPI_Win_lock_all(MPI_MODE_NOCHECK, im->win);
         st = wire(tp);
     }
-    all = st;
-    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm);   /* also: every window zeroed */
+    int all = st;
+    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, im->comm);   /* also: every window zeroed */
     if (all && !st)
         st = collie_fail(all, "another rank failed to set up the rma transport");
-    if (st) {
-        rma_destroy(tp);
-        return st;
-    }
-    PMPI_Win_sync(im->win);
-    *out = tp;
-    return COLLIE_OK;
+    if (!st)
+        PMPI_Win_sync(im->win);
+    return st;
 }

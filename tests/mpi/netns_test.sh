@@ -4,8 +4,9 @@
 # mpirun starts RANKS_PER_HOST (default 2) ranks in each through netns_agent.sh.  PROGRAM
 # (mpi_check for Open MPI) runs plainly and with LD_PRELOAD=LIBDIR/libcollie_mpi.so (p2p and
 # rma variants of the mpi transport); the
-# results must be identical and the log must show the hierarchical collectives (shm inside
-# a namespace, collie's mpi transport over TCP between them).  Needs root and `ip netns`:
+# results must be identical and the log must show collie serving the calls over its shm+mpi
+# transport (shm inside a namespace, MPI over TCP between them) with the hierarchical
+# algorithms.  Needs root and `ip netns`:
 # otherwise exits 77 (skipped) with the reason.  The namespaces and the bridge are always
 # removed.  TEAM_API_PROGRAM (mpi_team_api) checks collie_team_from_mpi and collie_init
 # across the namespaces (the shm+mpi transport).  COLLIE_NETNS_BENCH=1 also prints bench/preload_compare-style numbers.
@@ -71,16 +72,22 @@ for transport in p2p rma; do
   osc=()   # Open MPI's one-sided component that works over TCP is ucx (rdma needs RDMA)
   [ $transport = rma ] && osc=(--mca osc ucx)
   mpi "$work/collie.out" "$work/collie.err" "${osc[@]}" -x "LD_PRELOAD=$libdir/libcollie_mpi.so" -x COLLIE_MPI_LOG=1 \
-    -x COLLIE_MPI_TRANSPORT=$transport "$prog" --quick ||
+    -x COLLIE_MPI_TRANSPORT=$transport -x COLLIE_LOG=debug "$prog" --quick ||
     { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -20; echo "FAIL: the run with libcollie_mpi ($transport) across namespaces failed"; exit 1; }
   grep -q '^passed' "$work/collie.out" || { echo "FAIL: collie run ($transport) did not pass"; exit 1; }
   diff -q "$work/plain.out" "$work/collie.out" >/dev/null ||
     { diff "$work/plain.out" "$work/collie.out" | head; echo "FAIL: results differ ($transport)"; exit 1; }
-  for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier; do
-    grep -q "^collie_mpi: rank 0: $fn(.*-> collie (hierarchical)\$" "$work/collie.err" ||
-      { echo "FAIL: no $fn served hierarchically across namespaces ($transport)"; exit 1; }
+  served="collie over shm+mpi"
+  [ $transport = rma ] && served="collie over shm+mpi-rma"
+  for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier MPI_Iallreduce MPI_Ibcast MPI_Allreduce_init; do
+    grep -q "^collie_mpi: rank 0: $fn(.*-> $served\$" "$work/collie.err" ||
+      { echo "FAIL: no $fn served by $served across namespaces"; exit 1; }
   done
-  echo "PASS ($transport transport, $(( $(date +%s) - start )) s): $(grep -c . "$work/collie.out") identical result lines; hierarchical calls: $(grep -c 'collie (hierarchical)' "$work/collie.err")"
+  for coll in allreduce reduce bcast; do
+    grep -q "debug: $coll of .*: auto chose hierarchical (the team spans 4 nodes)" "$work/collie.err" ||
+      { echo "FAIL: collie did not choose the hierarchical $coll across namespaces ($transport)"; exit 1; }
+  done
+  echo "PASS ($transport transport, $(( $(date +%s) - start )) s): $(grep -c . "$work/collie.out") identical result lines; calls served by collie: $(grep -c -- "-> $served\$" "$work/collie.err")"
 done
 if [ -n "$team_api" ]; then
   for mode in --mpi-init-first --collie-init-first; do

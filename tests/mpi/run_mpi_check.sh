@@ -48,7 +48,7 @@ run "$work/plain.out" "$work/plain.err" COLLIE_MPI_TEST=plain ||
   { cat "$work/plain.err" "$work/plain.out" | tail -30; fail "the plain MPI run failed"; }
 mid=$(date +%s)
 extra=()
-[ -n "$split" ] && extra=("COLLIE_MPI_NODE_SPLIT=$split")
+[ -n "$split" ] && extra=("COLLIE_MPI_NODE_SPLIT=$split" COLLIE_LOG=debug)
 [ -n "${COLLIE_MPI_TRANSPORT:-}" ] && extra+=("COLLIE_MPI_TRANSPORT=$COLLIE_MPI_TRANSPORT")
 run "$work/collie.out" "$work/collie.err" "LD_PRELOAD=$lib" COLLIE_MPI_LOG=1 "${extra[@]}" ||
   { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -30; tail -5 "$work/collie.out"; fail "the run with libcollie_mpi failed"; }
@@ -61,20 +61,21 @@ if ! diff -q "$work/plain.out" "$work/collie.out" >/dev/null; then
   fail "results differ between MPI and collie"
 fi
 log=$work/collie.err
+served="collie"
 if [ -n "$split" ]; then
-  for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier; do
-    grep -q "^collie_mpi: rank 0: $fn(.*-> collie (hierarchical)\$" "$log" ||
-      fail "the log shows no $fn served hierarchically"
-  done
-  grep -q "MPI_Iallreduce(.*-> PMPI (split-phase" "$log" || fail "MPI_Iallreduce did not go to PMPI"
-else
-  for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier MPI_Iallreduce MPI_Ireduce MPI_Ibcast MPI_Ibarrier \
-            MPI_Allreduce_init MPI_Reduce_init MPI_Bcast_init MPI_Barrier_init; do
-    grep -q "^collie_mpi: rank 0: $fn(.*-> collie\$" "$log" || fail "the log shows no $fn served by collie"
+  served="collie over shm+mpi"
+  [ "${COLLIE_MPI_TRANSPORT:-p2p}" = rma ] && served="collie over shm+mpi-rma"
+  for coll in allreduce reduce bcast; do
+    grep -q "debug: $coll of .*: auto chose hierarchical (the team spans" "$log" ||
+      fail "collie did not choose the hierarchical $coll"
   done
 fi
+for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier MPI_Iallreduce MPI_Ireduce MPI_Ibcast MPI_Ibarrier \
+          MPI_Allreduce_init MPI_Reduce_init MPI_Bcast_init MPI_Barrier_init; do
+  grep -q "^collie_mpi: rank 0: $fn(.*-> $served\$" "$log" || fail "the log shows no $fn served by $served"
+done
 grep -q -- "-> PMPI (datatype collie cannot flatten)" "$log" || fail "the long double reduction did not go to PMPI"
 grep -q -- "-> PMPI (user op on a derived datatype)" "$log" || fail "the derived user-op reduction did not go to PMPI"
 grep -q -- "-> PMPI (datatype is not one contiguous block)" "$log" || fail "the vector bcast did not go to PMPI"
-echo "collie served $(grep -c -- '-> collie' "$log") calls, PMPI $(grep -c -- '-> PMPI' "$log") (all ranks)"
+echo "collie served $(grep -c -- '^collie_mpi: .*-> collie' "$log") calls, PMPI $(grep -c -- '-> PMPI' "$log") (all ranks)"
 echo "PASS ($flavour, $np ranks): $(grep -c . "$work/collie.out") identical result lines"
