@@ -151,3 +151,41 @@ void hier_append(collie_schedule *s, hier_part *part) {
     }
     sched_free(&sub);
 }
+
+bool hier_groups(collie_schedule *s, const collie_coll_args *a, hier_layout *l, int **node,
+                 int **heads) {
+    hier_layout_of(a, l);
+    *node = malloc((size_t)l->node_size * sizeof **node);
+    *heads = malloc((size_t)l->nnodes * sizeof **heads);
+    if (!*node || !*heads) {
+        free(*node);
+        free(*heads);
+        s->error = -2;   /* COLLIE_ERR_NOMEM */
+        return false;
+    }
+    for (int i = 0; i < l->node_size; i++)
+        (*node)[i] = hier_rank_at(l, l->my_node, i);
+    int root = a->coll == COLL_ALLREDUCE ? 0 : a->root;   /* allreduce: first ranks */
+    for (int n = 0; n < l->nnodes; n++)
+        (*heads)[n] = hier_head(l, n, root);
+    return true;
+}
+
+void hier_step(collie_schedule *s, const collie_coll_args *a, int coll, const int *members, int size,
+               int index, int root, bool in_place, bool in_scratch) {
+    hier_part p;
+    hier_part_init(&p, a, coll, size, index, root, in_place);
+    p.members = members;
+    if (in_scratch) {
+        p.buf[SBUF_RECV] = SBUF_TMP;
+        p.off[SBUF_RECV] = 0;
+        p.off[SBUF_TMP] = a->bytes;
+        if (in_place) {
+            p.buf[SBUF_SEND] = SBUF_TMP;
+            p.off[SBUF_SEND] = 0;
+        }
+        if (a->bytes)
+            sched_need_tmp(s, a->bytes);
+    }
+    hier_append(s, &p);
+}

@@ -49,4 +49,15 @@ void hier_part_init(hier_part *part, const collie_coll_args *a, int coll, int gr
  * to s with peers and buffers mapped. */
 void hier_append(collie_schedule *s, hier_part *part);
 
+/* The layout, this rank's node members (rank order) and the heads of all nodes (the root
+ * on the root's node; for allreduce the first ranks): false (s->error set) when out of
+ * memory.  Free both arrays. */
+bool hier_groups(collie_schedule *s, const collie_coll_args *a, hier_layout *l, int **node,
+                 int **heads);
+/* One step: a sub-call of coll among `members` (this rank is index), appended to s.
+ * in_scratch: this rank has no receive buffer (a non-root of reduce): the sub-call's
+ * output goes to scratch [0, bytes), and its own scratch follows. */
+void hier_step(collie_schedule *s, const collie_coll_args *a, int coll, const int *members, int size,
+               int index, int root, bool in_place, bool in_scratch);
+
 #endif

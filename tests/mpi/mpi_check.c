@@ -15,19 +15,6 @@
 #include <string.h>
 
 #include "mpi_check.h"
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>
-#endif
-
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define HAVE_PERSISTENT 1
-#define PCOLL(name) MPIX_##name
-#elif MPI_VERSION >= 4
-#define HAVE_PERSISTENT 1
-#define PCOLL(name) MPI_##name
-#else
-#define HAVE_PERSISTENT 0
-#endif
 
 static const char *const form_names[] = { "blocking", "wait", "test", "persistent" };
 

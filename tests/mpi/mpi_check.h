@@ -11,6 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The persistent collectives: MPI-4 (MPICH 4) or Open MPI's MPIX_ extension. */
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define HAVE_PERSISTENT 1
+#define PCOLL(name) MPIX_##name
+#elif MPI_VERSION >= 4
+#define HAVE_PERSISTENT 1
+#define PCOLL(name) MPI_##name
+#else
+#define HAVE_PERSISTENT 0
+#endif
+
 enum kind { K_SIGNED, K_UNSIGNED, K_FLOAT, K_BOOL, K_PAIR_FLOAT, K_PAIR_DOUBLE, K_PAIR_INT, K_AFFINE };
 
 typedef struct ttype {

@@ -23,30 +23,13 @@
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
     hier_layout l;
-    hier_layout_of(a, &l);
-    int *node = malloc((size_t)l.node_size * sizeof *node), *heads = malloc((size_t)l.nnodes * sizeof *heads);
-    if (!node || !heads) {
-        free(node);
-        free(heads);
-        s->error = -2;   /* COLLIE_ERR_NOMEM */
+    int *node, *heads;   /* heads: the first rank of every node */
+    if (!hier_groups(s, a, &l, &node, &heads))
         return;
-    }
-    for (int i = 0; i < l.node_size; i++)
-        node[i] = hier_rank_at(&l, l.my_node, i);
-    for (int n = 0; n < l.nnodes; n++)
-        heads[n] = hier_rank_at(&l, n, 0);
-    hier_part p;
-    hier_part_init(&p, a, COLL_REDUCE, l.node_size, l.my_local, 0, a->in_place);
-    p.members = node;
-    hier_append(s, &p);
-    if (l.my_local == 0 && l.nnodes > 1) {
-        hier_part_init(&p, a, COLL_ALLREDUCE, l.nnodes, l.my_node, 0, true);
-        p.members = heads;
-        hier_append(s, &p);
-    }
-    hier_part_init(&p, a, COLL_BCAST, l.node_size, l.my_local, 0, true);
-    p.members = node;
-    hier_append(s, &p);
+    hier_step(s, a, COLL_REDUCE, node, l.node_size, l.my_local, 0, a->in_place, false);
+    if (l.my_local == 0 && l.nnodes > 1)
+        hier_step(s, a, COLL_ALLREDUCE, heads, l.nnodes, l.my_node, 0, true, false);
+    hier_step(s, a, COLL_BCAST, node, l.node_size, l.my_local, 0, true, false);
     free(node);
     free(heads);
 }

@@ -17,27 +17,13 @@
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
     hier_layout l;
-    hier_layout_of(a, &l);
-    int *node = malloc((size_t)l.node_size * sizeof *node), *heads = malloc((size_t)l.nnodes * sizeof *heads);
-    if (!node || !heads) {
-        free(node);
-        free(heads);
-        s->error = -2;   /* COLLIE_ERR_NOMEM */
+    int *node, *heads;
+    if (!hier_groups(s, a, &l, &node, &heads))
         return;
-    }
-    for (int i = 0; i < l.node_size; i++)
-        node[i] = hier_rank_at(&l, l.my_node, i);
-    for (int n = 0; n < l.nnodes; n++)
-        heads[n] = hier_head(&l, n, a->root);
-    hier_part p;
-    if (heads[l.my_node] == a->rank && l.nnodes > 1) {
-        hier_part_init(&p, a, COLL_BCAST, l.nnodes, l.my_node, hier_node_of(&l, a->root), true);
-        p.members = heads;
-        hier_append(s, &p);
-    }
-    hier_part_init(&p, a, COLL_BCAST, l.node_size, l.my_local, hier_local_index(&l, heads[l.my_node]), true);
-    p.members = node;
-    hier_append(s, &p);
+    if (heads[l.my_node] == a->rank && l.nnodes > 1)
+        hier_step(s, a, COLL_BCAST, heads, l.nnodes, l.my_node, hier_node_of(&l, a->root), true, false);
+    hier_step(s, a, COLL_BCAST, node, l.node_size, l.my_local, hier_local_index(&l, heads[l.my_node]),
+              true, false);
     free(node);
     free(heads);
 }
