@@ -10,7 +10,8 @@
  *
  * With libcollie_mpi linked, collie_init() under mpirun makes collie_world() a team over
  * MPI_COMM_WORLD, the same way (initialising MPI first if the program did not);
- * collie_finalize() then also finalizes MPI if collie_init initialised it.
+ * collie_finalize() then also finalizes MPI if collie_init initialised it.  Call
+ * collie_finalize before MPI_Finalize (the world's team needs MPI to shut down).
  */
 #ifndef COLLIE_MPI_H
 #define COLLIE_MPI_H
