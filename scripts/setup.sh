@@ -2,7 +2,8 @@
 # Installs what collie needs to build and test on Debian/Ubuntu when it is missing
 # (you need root or sudo for that), then configures and builds into ${BUILD_DIR:-build}.
 # Options via environment:
-#   WITH_MPI=1          also install Open MPI and MPICH (for bench/compare and MPI tests)
+#   WITH_MPI=1          also install Open MPI and MPICH (libcollie_mpi, the mpi tests,
+#                       bench/compare.sh); scripts/test.sh sets it unless WITH_MPI=0
 #   COLLIE_SANITIZE=1   build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   COLLIE_WERROR=1     warnings are errors (CI sets this)
 set -euo pipefail

@@ -8,6 +8,7 @@ if [ "${COLLIE_SANITIZE:-0}" = 1 ]; then
   export BUILD_DIR=${BUILD_DIR:-build-asan}
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 fi
+export WITH_MPI=${WITH_MPI:-1}   # the mpi tests need Open MPI and MPICH (WITH_MPI=0: skip them)
 bash scripts/setup.sh
 cd "${BUILD_DIR:-build}"
 ctest -j "$(nproc)" --output-on-failure "$@"

@@ -37,6 +37,9 @@ typedef struct collie_coll_args {
     bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory */
     bool shared_memory;     /* the transport is shared memory (flat algorithms need it) */
     bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
+    const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
+                               of their first rank), when the team spans nodes; else NULL */
+    int nnodes;
     collie_algo_params params;
 } collie_coll_args;
 

@@ -42,6 +42,9 @@ extern const collie_algorithm collie_algo_reduce_rabenseifner;
 extern const collie_algorithm collie_algo_reduce_binary_blocks;
 extern const collie_algorithm collie_algo_reduce_ring;
 extern const collie_algorithm collie_algo_reduce_binary_tree;
+extern const collie_algorithm collie_algo_allreduce_hierarchical;
+extern const collie_algorithm collie_algo_reduce_hierarchical;
+extern const collie_algorithm collie_algo_bcast_hierarchical;
 
 static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_recursive_doubling,
@@ -55,6 +58,7 @@ static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_binary_blocks,
     &collie_algo_allreduce_ring_pipelined,
     &collie_algo_allreduce_nway_dissemination,
+    &collie_algo_allreduce_hierarchical,
 };
 static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binomial,
@@ -63,6 +67,7 @@ static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binary_blocks,
     &collie_algo_reduce_ring,
     &collie_algo_reduce_binary_tree,
+    &collie_algo_reduce_hierarchical,
 };
 static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binomial,
@@ -72,6 +77,7 @@ static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_scatter_allgather,
     &collie_algo_bcast_chain,
     &collie_algo_bcast_mcast,
+    &collie_algo_bcast_hierarchical,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,

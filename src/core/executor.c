@@ -539,6 +539,9 @@ static void next_pass(collie_request_t *req) {
 int collie_exec_progress(collie_request_t *req) {
     bool moved = false;
     int st;
+    collie_transport *tp = req->team->tp;
+    if (tp->ops->progress)
+        tp->ops->progress(tp);
     for (;;) {
         next_pass(req);
         if ((st = trailing_progress(req, &moved)) < 0)

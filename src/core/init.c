@@ -1,7 +1,8 @@
 /*
  * init.c — joining the world: collie_init picks the transport from the environment
  * (collie-run's COLLIE_RANK/COLLIE_SIZE/COLLIE_JOB → shm; nothing → a team of one) and
- * reads the configuration (COLLIE_LOG, COLLIE_<COLL>_ALGO, COLLIE_TIMEOUT_MS).
+ * reads the configuration (COLLIE_LOG, COLLIE_<COLL>_ALGO, COLLIE_TIMEOUT_MS).  A program
+ * linked with libcollie_mpi gets its world from MPI instead (collie_set_world_provider).
  */
 #include <stdlib.h>
 
@@ -10,6 +11,25 @@
 #include "core/mcast_team.h"
 
 static collie_team_t *world;
+static collie_world_provider provider;
+
+void collie_set_world_provider(const collie_world_provider *p) {
+    if (p)
+        provider = *p;
+    else
+        provider = (collie_world_provider){ NULL, NULL };
+}
+
+static int world_transport(collie_transport **tp) {
+    if (getenv("COLLIE_JOB"))
+        return collie_shm_create(tp);
+    if (provider.create) {
+        int st = provider.create(tp);
+        if (st || *tp)
+            return st;
+    }
+    return collie_self_create(tp);
+}
 
 int collie_init(void) {
     if (world)
@@ -22,7 +42,7 @@ int collie_init(void) {
     if (st)
         return st;
     collie_transport *tp = NULL;
-    st = getenv("COLLIE_JOB") ? collie_shm_create(&tp) : collie_self_create(&tp);
+    st = world_transport(&tp);
     if (st)
         return st;
     st = collie_team_create(tp, &world);
@@ -50,6 +70,8 @@ int collie_finalize(void) {
         st = collie_fail(COLLIE_ERR_ARG, "collie_finalize: collectives are still in progress");
     collie_team_destroy(world);
     world = NULL;
+    if (provider.finalize)
+        provider.finalize();
     return st;
 }
 

@@ -96,6 +96,16 @@ int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);
 int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
 
+/* Where collie_init gets its world when collie-run did not start the program (init.c):
+ * libcollie_mpi installs one that builds the transport from MPI_COMM_WORLD.  create may
+ * leave *tp NULL to decline (then the world is a team of one); finalize runs after the
+ * world is destroyed in collie_finalize. */
+typedef struct collie_world_provider {
+    int (*create)(collie_transport **tp);
+    void (*finalize)(void);
+} collie_world_provider;
+void collie_set_world_provider(const collie_world_provider *p);
+
 /* Algorithm selection (select.c). */
 /* Chooses for a call; a tuning rule may set a->params. */
 const collie_algorithm *collie_select(collie_coll_args *a);

@@ -55,6 +55,8 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
     a->shared_memory = team->tp->shared_memory;
     a->multicast = team->mcast != NULL;
+    a->node_of = team->tp->node_of;
+    a->nnodes = team->tp->nnodes;
     req->team = team;
     req->dtype = dtype;
     req->op = op;

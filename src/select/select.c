@@ -205,12 +205,23 @@ static void log_choice(const collie_coll_args *a, const collie_algorithm *alg, c
                collie_coll_name(a->coll), (unsigned long long)a->bytes, a->size, alg->name, how);
 }
 
+/* A team spanning several nodes takes the hierarchical algorithm when it accepts. */
+static const collie_algorithm *across_nodes(const collie_coll_args *a) {
+    const collie_algorithm *alg = a->nnodes > 1 ? collie_algorithm_find(a->coll, "hierarchical") : NULL;
+    const char *why = NULL;
+    return alg && collie_algorithm_accepts(alg, a, &why) ? alg : NULL;
+}
+
 const collie_algorithm *collie_select(collie_coll_args *a) {
     char how[300] = "registry order";
     const sim_model *m = tuning ? collie_tuning_model(tuning, a) : NULL;
     int line = 0;
-    const collie_algorithm *alg = tuning ? by_tuning_rule(a, &line) : NULL;
+    const collie_algorithm *alg = across_nodes(a);
     if (alg)
+        snprintf(how, sizeof how, "the team spans %d nodes", a->nnodes);
+    if (!alg && tuning)
+        alg = by_tuning_rule(a, &line);
+    if (alg && line)
         snprintf(how, sizeof how, "rule at %s:%d", tuning->path, line);
     if (!alg && m && (alg = collie_select_by_model(a, m)))
         snprintf(how, sizeof how, "cost model of %s", tuning->path);

@@ -2,6 +2,10 @@
  * shm.c — the shared-memory transport: ranks on one machine started by collie-run
  * (COLLIE_RANK, COLLIE_SIZE, COLLIE_JOB).
  *
+ * collie_shm_create_with() builds the same transport from an explicit rank, size and job
+ * name, with an optional bootstrap (`agree`: every rank learns the worst status) that the
+ * MPI layer provides, so no rank waits for a segment that failed to appear.
+ *
  * One POSIX shared-memory object per job, /collie-<job>, created by rank 0 and unlinked
  * as soon as every rank has mapped it (so nothing is left behind even after a crash;
  * collie-run also removes /dev/shm/collie-<job>* at the end).  Layout: a header page,
@@ -142,7 +146,7 @@ static void shm_destroy(collie_transport *tp) {
 
 static const collie_transport_ops shm_ops = {
     "shm", shm_wake, shm_sleep_prepare, shm_sleep, shm_sleep_done, shm_check_peer,
-    collie_shm_mem_alloc, collie_shm_mem_free, shm_destroy, collie_shm_mem_find,
+    collie_shm_mem_alloc, collie_shm_mem_free, shm_destroy, NULL, collie_shm_mem_find,
     collie_shm_mem_map_peer,
 };
 
@@ -317,12 +321,45 @@ static int read_env(int *rank, int *size, const char **job) {
     return COLLIE_OK;
 }
 
-int collie_shm_create(collie_transport **out) {
-    int rank = 0, size = 0;
-    const char *job = NULL;
-    int st = read_env(&rank, &size, &job);
+/* Under a bootstrap: every rank learns the worst status of all ranks (see transport.h). */
+static int agree(const collie_shm_config *cfg, int st, const char *step) {
+    if (!cfg->agree)
+        return st;
+    int all = cfg->agree(cfg->agree_ctx, st);
+    if (all && !st)
+        return collie_fail(all, "another rank failed to %s (%s)", step, collie_strerror(all));
+    return all ? st : COLLIE_OK;
+}
+
+/* Rank 0 creates the segment; the others open it (after rank 0, under a bootstrap). */
+static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, uint64_t deadline) {
+    shm_impl *im = tp->impl;
+    int st = COLLIE_OK;
+    if (cfg->rank == 0)
+        st = create_segment(im, cfg->size, (uint32_t)collie_env_int("COLLIE_SHM_SLOTS", 8),
+                            (uint32_t)collie_env_int("COLLIE_SHM_SLOT_BYTES",
+                                                     cfg->size > 64 ? 4096 : 16384));
+    st = agree(cfg, st, "create the shared memory");
     if (st)
         return st;
+    if (cfg->rank != 0)
+        st = open_segment(im, deadline);
+    if (!st) {
+        tp->nslots = im->hdr->nslots;
+        tp->slot_bytes = im->hdr->slot_bytes;
+        if (im->hdr->size != cfg->size)
+            st = collie_fail(COLLIE_ERR_ARG, "team size %d but the job's segment was made for %d",
+                             cfg->size, im->hdr->size);
+    }
+    if (!st)
+        st = wire(tp);
+    return agree(cfg, st, "open the shared memory");
+}
+
+int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out) {
+    if (!cfg || !out || cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size || !cfg->job)
+        return collie_fail(COLLIE_ERR_ARG, "collie_shm_create_with: bad rank %d / size %d / job",
+                           cfg ? cfg->rank : -1, cfg ? cfg->size : -1);
     collie_transport *tp = calloc(1, sizeof *tp);
     shm_impl *im = calloc(1, sizeof *im);
     if (!tp || !im) {
@@ -332,35 +369,30 @@ int collie_shm_create(collie_transport **out) {
     }
     tp->ops = &shm_ops;
     tp->impl = im;
-    tp->rank = rank;
-    tp->size = size;
+    tp->rank = cfg->rank;
+    tp->size = cfg->size;
     tp->shared_memory = true;
-    tp->oversubscribed = size > count_cpus();
+    tp->oversubscribed = cfg->size > count_cpus();
     tp->direct_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
-    snprintf(im->name, sizeof im->name, "/collie-%s", job);
+    snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
     uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
     uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;
-    if (rank == 0)
-        st = create_segment(im, size, (uint32_t)collie_env_int("COLLIE_SHM_SLOTS", 8),
-                            (uint32_t)collie_env_int("COLLIE_SHM_SLOT_BYTES", size > 64 ? 4096 : 16384));
-    else
-        st = open_segment(im, deadline);
-    if (!st) {
-        tp->nslots = im->hdr->nslots;
-        tp->slot_bytes = im->hdr->slot_bytes;
-        if (im->hdr->size != size)
-            st = collie_fail(COLLIE_ERR_ARG, "COLLIE_SIZE=%d but the job's segment was made for %d",
-                             size, im->hdr->size);
-    }
-    if (!st)
-        st = wire(tp);
+    int st = create_or_open(tp, cfg, deadline);
     if (!st)
         st = attach(tp, deadline);
     if (st) {
+        if (cfg->rank == 0 && im->base)
+            shm_unlink(im->name);
         shm_destroy(tp);
         return st;
     }
     *out = tp;
     return COLLIE_OK;
+}
+
+int collie_shm_create(collie_transport **out) {
+    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL };
+    int st = read_env(&cfg.rank, &cfg.size, &cfg.job);
+    return st ? st : collie_shm_create_with(&cfg, out);
 }

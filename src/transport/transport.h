@@ -96,6 +96,9 @@ typedef struct collie_transport_ops {
     void *(*mem_alloc)(struct collie_transport *tp, size_t bytes);
     void (*mem_free)(struct collie_transport *tp, void *ptr);
     void (*destroy)(struct collie_transport *tp);
+    /* Moves messages that need the CPU (e.g. MPI requests); NULL when writes land by
+     * themselves (shm, loop).  The executor calls it before every progress pass. */
+    void (*progress)(struct collie_transport *tp);
     /* Optional: is [ptr, ptr+len) inside this rank's registered memory?  Then *ref names it. */
     bool (*mem_find)(struct collie_transport *tp, const void *ptr, uint64_t len, collie_mem_ref *ref);
     /* Optional: a local pointer to peer's registered data (pid owns it), or NULL. */
@@ -120,6 +123,9 @@ typedef struct collie_transport {
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     int oversubscribed;          /* more ranks than cores: spin less */
+    const int *node_of;          /* [size]: node of every rank when the ranks span several
+                                    nodes (mixed shm+mpi transport), else NULL */
+    int nnodes;
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;
@@ -166,6 +172,16 @@ size_t collie_channel_bytes(uint32_t nslots, uint32_t slot_bytes);
 /* Transports. */
 int collie_shm_create(collie_transport **out);   /* from COLLIE_RANK/SIZE/JOB (collie-run) */
 int collie_self_create(collie_transport **out);  /* a team of one */
+/* shm from explicit values: rank in 0..size-1, job names the segment (letters, digits,
+ * - and _; unique per team).  agree (optional bootstrap, e.g. an MPI allreduce) returns
+ * the minimum of `status` over all ranks; with it, no rank polls for a missing segment. */
+typedef struct collie_shm_config {
+    int rank, size;
+    const char *job;
+    int (*agree)(void *ctx, int status);
+    void *agree_ctx;
+} collie_shm_config;
+int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out);
 /* P virtual ranks in one process, all channels in ordinary memory; tps[r] is rank r's view.
  * Waits never sleep: the caller drives all ranks in turn (tests, simulator). */
 int collie_loop_create(int size, collie_transport **tps);

@@ -1,0 +1,291 @@
+/*
+ * mpi_coll.c — the intercepted collectives: MPI_Allreduce, MPI_Reduce, MPI_Bcast,
+ * MPI_Barrier, their MPI_I* forms and the persistent forms the MPI provides (MPI-4
+ * MPI_*_init in MPICH 4, MPIX_*_init of Open MPI's pcollreq extension).
+ *
+ * Each call is prepared (cm_prepare): its communicator's team, its datatype and op
+ * mapped (mpi_types.c), MPI_IN_PLACE translated per MPI's rules (allreduce: every rank;
+ * reduce: only the root, where recvbuf is input and output; a non-root rank passing
+ * MPI_IN_PLACE is an error).  When collie cannot compute exactly what MPI would, the
+ * call goes to the PMPI_ function unchanged.  The decision depends only on what every
+ * rank passes alike (communicator, type signature, op), so all ranks take the same path.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "core/internal.h"
+#include "mpi/mpi_layer.h"
+
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define CM_PERSISTENT 1
+#define PCOLL(name) MPIX_##name
+#define PPCOLL(name) PMPIX_##name
+#elif MPI_VERSION >= 4
+#define CM_PERSISTENT 1
+#define PCOLL(name) MPI_##name
+#define PPCOLL(name) PMPI_##name
+#else
+#define CM_PERSISTENT 0
+#endif
+
+static cm_call call_of(const char *fn, int coll, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm) {
+    cm_call c;
+    memset(&c, 0, sizeof c);
+    c.fn = fn;
+    c.coll = coll;
+    c.sendbuf = sendbuf;
+    c.recvbuf = recvbuf;
+    c.count = count;
+    c.dtype = dtype;
+    c.op = op;
+    c.root = root;
+    c.comm = comm;
+    return c;
+}
+
+static bool thread_multiple(void) {
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    return level == MPI_THREAD_MULTIPLE;
+}
+
+static bool map_buffers(cm_call *c, const char **why) {
+    int rank = 0;
+    PMPI_Comm_rank(c->comm, &rank);
+    c->csend = c->sendbuf;
+    c->crecv = c->recvbuf;
+    if (c->coll == COLL_ALLREDUCE && c->sendbuf == MPI_IN_PLACE)
+        c->csend = COLLIE_IN_PLACE;
+    if (c->coll == COLL_REDUCE && c->sendbuf == MPI_IN_PLACE)
+        c->csend = rank == c->root ? COLLIE_IN_PLACE : NULL;
+    if (c->coll == COLL_REDUCE && rank != c->root)
+        c->crecv = NULL;
+    if (c->coll != COLL_BCAST && c->coll != COLL_BARRIER && c->ccount && !c->csend) {
+        *why = "MPI_IN_PLACE at a non-root rank of MPI_Reduce";
+        return false;
+    }
+    return true;
+}
+
+bool cm_prepare(cm_call *c, const char **why) {
+    *why = NULL;
+    cm_setup();
+    if (collie_env_int("COLLIE_MPI", 1) == 0) {
+        *why = "COLLIE_MPI=0";
+        return false;
+    }
+    if (thread_multiple()) {
+        *why = "MPI_THREAD_MULTIPLE";
+        return false;
+    }
+    c->team = cm_team(c->comm, why);
+    if (!c->team)
+        return false;
+    if (c->coll == COLL_REDUCE || c->coll == COLL_BCAST) {
+        int size = 0;
+        PMPI_Comm_size(c->comm, &size);
+        if (c->root < 0 || c->root >= size) {
+            *why = "root out of range";
+            return false;
+        }
+    }
+    if (c->coll == COLL_ALLREDUCE || c->coll == COLL_REDUCE) {
+        if (!cm_map_reduction(c, why))
+            return false;
+    } else if (c->coll == COLL_BCAST && !cm_map_bcast(c, why)) {
+        return false;
+    }
+    return map_buffers(c, why);
+}
+
+/* "collie", or "collie over shm+mpi" when the team spans nodes. */
+static const char *where(const cm_call *c) {
+    const char *name = c->team->tp->ops->name;
+    if (strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0)
+        return "collie";
+    return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
+}
+
+/* Runs the blocking form on collie; the caller already prepared c. */
+static int run_blocking(cm_call *c) {
+    int st = COLLIE_OK;
+    if (c->coll == COLL_ALLREDUCE)
+        st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
+    else if (c->coll == COLL_REDUCE)
+        st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);
+    else if (c->coll == COLL_BCAST)
+        st = collie_bcast(c->team, c->crecv, c->ccount, c->cdtype, c->root);
+    else
+        st = collie_barrier(c->team);
+    cm_log(c, where(c), NULL);
+    return st ? cm_error(c, st) : MPI_SUCCESS;
+}
+
+/* Plans the request form (split-phase or persistent) on collie. */
+static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
+    if (persistent) {
+        if (c->coll == COLL_ALLREDUCE)
+            return collie_allreduce_init(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, req);
+        if (c->coll == COLL_REDUCE)
+            return collie_reduce_init(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop,
+                                      c->root, req);
+        if (c->coll == COLL_BCAST)
+            return collie_bcast_init(c->team, c->crecv, c->ccount, c->cdtype, c->root, req);
+        return collie_barrier_init(c->team, req);
+    }
+    if (c->coll == COLL_ALLREDUCE)
+        return collie_iallreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, req);
+    if (c->coll == COLL_REDUCE)
+        return collie_ireduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root, req);
+    if (c->coll == COLL_BCAST)
+        return collie_ibcast(c->team, c->crecv, c->ccount, c->cdtype, c->root, req);
+    return collie_ibarrier(c->team, req);
+}
+
+static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
+    collie_request_t *req = NULL;
+    int st = plan_request(c, persistent, &req);
+    if (st)
+        return cm_error(c, st);
+    cm_log(c, where(c), NULL);
+    return cm_request_add(req, c, persistent, handle);
+}
+
+/* ---- blocking ----------------------------------------------------------------------------- */
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm) {
+    cm_call c = call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_blocking(&c);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Allreduce(sendbuf, recvbuf, count, dtype, op, comm);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
+               int root, MPI_Comm comm) {
+    cm_call c = call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_blocking(&c);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Reduce(sendbuf, recvbuf, count, dtype, op, root, comm);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm) {
+    cm_call c = call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_blocking(&c);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Bcast(buf, count, dtype, root, comm);
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+    cm_call c = call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_blocking(&c);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Barrier(comm);
+}
+
+/* ---- split-phase ---------------------------------------------------------------------------- */
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request) {
+    cm_call c = call_of("MPI_Iallreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, false, request);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, dtype, op, comm, request);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request) {
+    cm_call c = call_of("MPI_Ireduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, false, request);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, request);
+}
+
+int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
+               MPI_Request *request) {
+    cm_call c = call_of("MPI_Ibcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, false, request);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Ibcast(buf, count, dtype, root, comm, request);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    cm_call c = call_of("MPI_Ibarrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, false, request);
+    cm_log(&c, "PMPI", why);
+    return PMPI_Ibarrier(comm, request);
+}
+
+/* ---- persistent ------------------------------------------------------------------------------ */
+#if CM_PERSISTENT
+
+int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, true, request);
+    cm_log(&c, "PMPI", why);
+    return PPCOLL(Allreduce_init)(sendbuf, recvbuf, count, dtype, op, comm, info, request);
+}
+
+int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, true, request);
+    cm_log(&c, "PMPI", why);
+    return PPCOLL(Reduce_init)(sendbuf, recvbuf, count, dtype, op, root, comm, info, request);
+}
+
+int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request) {
+    cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, true, request);
+    cm_log(&c, "PMPI", why);
+    return PPCOLL(Bcast_init)(buf, count, dtype, root, comm, info, request);
+}
+
+int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
+    const char *why;
+    if (cm_prepare(&c, &why))
+        return run_request(&c, true, request);
+    cm_log(&c, "PMPI", why);
+    return PPCOLL(Barrier_init)(comm, info, request);
+}
+
+#endif
+
+/* ---- finalize --------------------------------------------------------------------------------- */
+
+int MPI_Finalize(void) {
+    cm_free_all_teams();
+    cm_free_user_ops();
+    return PMPI_Finalize();
+}

@@ -1,0 +1,259 @@
+/*
+ * mpi_transport.c — the channels to peers on other nodes (p2p, the default of the shm+mpi
+ * transport, mpi_transport_mixed.c): collie's notified writes carried by non-blocking
+ * two-sided MPI on a private duplicate of the communicator.
+ *
+ * Every rank keeps the channel model of transport.h in its own memory: an inbox (for every
+ * sender p, the counter `consumed` and the slot ring p -> me) and, per peer q, an outbox
+ * (a shadow of the channel me -> q and of its `consumed` counter).  The executor writes a
+ * chunk into the outbox slot and publishes its seq as usual, then calls wake(q): the
+ * transport sends the new slots to q (MPI_Isend straight from the slot: header, meta and
+ * payload; tag DATA).  q keeps nslots receives posted per sender into staging buffers;
+ * progress() copies a completed one into the inbox slot and publishes its seq (release),
+ * so the executor finds it exactly as on shm.  When the executor consumes a chunk it
+ * publishes `consumed` and calls wake(p): the transport sends the new count back (tag
+ * CREDIT), and progress() at p stores it into the outbox counter, after completing the
+ * sends it covers (only then may the executor reuse those slots).  MPI keeps messages of
+ * one sender and tag in order, so chunks arrive in seq order.
+ *
+ * Cost per chunk: one MPI message of 128 + payload bytes, one credit message of 8 bytes.
+ * Waits poll MPI and sleep 20 µs at a time (there is nothing to sleep on).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+#include "mpi/mpi_layer.h"
+#include "transport/channels.h"
+#include "transport/transport.h"
+#include "mpi/mpi_transport.h"
+
+enum { TAG_DATA = 1, TAG_CREDIT = 2 };
+#define HEAD_BYTES (sizeof(collie_slot_hdr) + sizeof(collie_slot_meta))
+
+static mpi_impl *impl_of(collie_transport *tp) { return tp->impl; }
+
+static int message_bytes(const collie_slot_hdr *h) {
+    uint32_t len = h->bytes & ~SLOT_DIRECT;
+    return (int)(HEAD_BYTES + (len > SLOT_INLINE_BYTES ? len : 0));
+}
+
+static void post_recv(collie_transport *tp, int p, uint32_t k) {
+    mpi_peer *pe = &impl_of(tp)->peers[p];
+    PMPI_Irecv(pe->stage + (size_t)k * tp->slot_stride, (int)tp->slot_stride, MPI_BYTE, p, TAG_DATA,
+               impl_of(tp)->comm, &pe->recv[k]);
+}
+
+/* Sends the chunks the executor published for q since the last flush. */
+static void flush_data(collie_transport *tp, int q) {
+    mpi_peer *pe = &impl_of(tp)->peers[q];
+    while (pe->flushed < tp->sent[q]) {
+        uint64_t s = ++pe->flushed;
+        uint32_t k = (uint32_t)((s - 1) % tp->nslots);
+        collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
+        if (pe->send[k] != MPI_REQUEST_NULL)   /* done: the credit covered it */
+            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        PMPI_Isend(h, message_bytes(h), MPI_BYTE, q, TAG_DATA, impl_of(tp)->comm, &pe->send[k]);
+    }
+}
+
+/* Returns consumed chunks to p (one message with the newest count). */
+static void flush_credit(collie_transport *tp, int p) {
+    mpi_peer *pe = &impl_of(tp)->peers[p];
+    if (tp->received[p] <= pe->credit_out)
+        return;
+    if (pe->credit_send != MPI_REQUEST_NULL) {
+        int done = 0;
+        PMPI_Test(&pe->credit_send, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return;   /* progress() retries */
+    }
+    pe->credit_out = tp->received[p];
+    pe->credits_sent++;
+    PMPI_Isend(&pe->credit_out, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_send);
+}
+
+void cm_mpi_wake(collie_transport *tp, int peer) {
+    if (peer == tp->rank || !cm_mpi_remote(impl_of(tp), peer))
+        return;
+    flush_data(tp, peer);
+    flush_credit(tp, peer);
+}
+
+/* Moves completed receives from p into the inbox, in order. */
+static void drain_data(collie_transport *tp, int p) {
+    mpi_peer *pe = &impl_of(tp)->peers[p];
+    for (;;) {
+        uint32_t k = pe->recv_next;
+        int done = 0;
+        PMPI_Test(&pe->recv[k], &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return;
+        collie_slot_hdr *staged = (collie_slot_hdr *)(pe->stage + (size_t)k * tp->slot_stride);
+        uint64_t s = atomic_load_explicit(&staged->seq, memory_order_relaxed);
+        collie_slot_hdr *slot = collie_slot(tp, &tp->from[p], s);
+        int n = message_bytes(staged);
+        memcpy((char *)slot + sizeof slot->seq, (char *)staged + sizeof staged->seq,
+               (size_t)n - sizeof slot->seq);
+        atomic_store_explicit(&slot->seq, s, memory_order_release);
+        post_recv(tp, p, k);
+        pe->recv_next = (k + 1) % tp->nslots;
+    }
+}
+
+/* Applies credits from q: completes the sends they cover, then frees the slots. */
+static void drain_credit(collie_transport *tp, int q) {
+    mpi_peer *pe = &impl_of(tp)->peers[q];
+    for (;;) {
+        int done = 0;
+        PMPI_Test(&pe->credit_recv, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return;
+        uint64_t v = pe->credit_in;
+        pe->credits_received++;
+        for (uint32_t k = 0; k < tp->nslots; k++)
+            if (pe->send[k] != MPI_REQUEST_NULL)
+                PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
+        uint64_t first = pe->flushed > tp->nslots ? pe->flushed - tp->nslots + 1 : 1;
+        for (uint64_t s = first; s <= v; s++) {
+            uint32_t k = (uint32_t)((s - 1) % tp->nslots);
+            if (pe->send[k] != MPI_REQUEST_NULL)
+                PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        }
+        atomic_store_explicit(&tp->to[q].consumed->value, v, memory_order_release);
+        PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, q, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
+    }
+}
+
+void cm_mpi_progress(collie_transport *tp) {
+    for (int p = 0; p < tp->size; p++) {
+        if (p == tp->rank || !cm_mpi_remote(impl_of(tp), p))
+            continue;
+        drain_data(tp, p);
+        drain_credit(tp, p);
+        flush_credit(tp, p);
+    }
+}
+
+void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
+    cm_mpi_progress(tp);
+    struct timespec ts = { 0, (long)(timeout_ns < 20000 ? timeout_ns : 20000) };
+    nanosleep(&ts, NULL);
+}
+
+static void cancel_recv(MPI_Request *r) {
+    if (*r == MPI_REQUEST_NULL)
+        return;
+    PMPI_Cancel(r);
+    PMPI_Wait(r, MPI_STATUS_IGNORE);
+}
+
+static void free_peer(collie_transport *tp, mpi_peer *pe) {
+    for (uint32_t k = 0; pe->recv && k < tp->nslots; k++)
+        cancel_recv(&pe->recv[k]);
+    for (uint32_t k = 0; pe->send && k < tp->nslots; k++)
+        if (pe->send[k] != MPI_REQUEST_NULL)
+            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+    cancel_recv(&pe->credit_recv);
+    if (pe->credit_send != MPI_REQUEST_NULL)
+        PMPI_Wait(&pe->credit_send, MPI_STATUS_IGNORE);
+    free(pe->outbox);
+    free(pe->stage);
+    free(pe->send);
+    free(pe->recv);
+}
+
+/* Receives the credit messages still on their way (every peer says how many it sent), so
+ * none is left unmatched when the communicator goes. */
+static void drain_last_credits(collie_transport *tp, mpi_impl *im) {
+    uint64_t *sent = calloc((size_t)tp->size, sizeof *sent), *expect = calloc((size_t)tp->size, sizeof *expect);
+    if (!sent || !expect) {
+        free(sent);
+        free(expect);
+        PMPI_Barrier(im->comm);
+        return;
+    }
+    for (int p = 0; im->peers && p < tp->size; p++)
+        if (p != tp->rank && cm_mpi_remote(im, p))
+            sent[p] = im->peers[p].credits_sent;
+    PMPI_Alltoall(sent, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, im->comm);
+    for (int p = 0; im->peers && p < tp->size; p++) {
+        mpi_peer *pe = &im->peers[p];
+        if (p == tp->rank || !cm_mpi_remote(im, p))
+            continue;
+        while (pe->credits_received < expect[p] && pe->credit_recv != MPI_REQUEST_NULL) {
+            PMPI_Wait(&pe->credit_recv, MPI_STATUS_IGNORE);
+            if (++pe->credits_received < expect[p])
+                PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, im->comm, &pe->credit_recv);
+        }
+    }
+    free(sent);
+    free(expect);
+}
+
+/* Collective over the communicator (MPI_Comm_free, MPI_Finalize, collie_finalize). */
+void cm_mpi_release(collie_transport *tp) {
+    mpi_impl *im = tp->impl;
+    if (im && im->comm != MPI_COMM_NULL) {
+        drain_last_credits(tp, im);
+        for (int p = 0; im->peers && p < tp->size; p++)
+            if (p != tp->rank && cm_mpi_remote(im, p))
+                free_peer(tp, &im->peers[p]);
+        PMPI_Comm_free(&im->comm);
+    }
+    if (im) {
+        free(im->peers);
+        free(im->inbox);
+        im->peers = NULL;
+        im->inbox = NULL;
+    }
+}
+
+/* ---- set-up ----------------------------------------------------------------------------- */
+
+static int setup_peer(collie_transport *tp, int p) {
+    mpi_peer *pe = &impl_of(tp)->peers[p];
+    size_t chan = sizeof(collie_counter) + collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    pe->outbox = aligned_alloc(COLLIE_CACHELINE, chan);
+    pe->stage = aligned_alloc(COLLIE_CACHELINE, (size_t)tp->nslots * tp->slot_stride);
+    pe->send = malloc(tp->nslots * sizeof *pe->send);
+    pe->recv = malloc(tp->nslots * sizeof *pe->recv);
+    pe->credit_recv = pe->credit_send = MPI_REQUEST_NULL;
+    if (!pe->outbox || !pe->stage || !pe->send || !pe->recv)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's buffers");
+    memset(pe->outbox, 0, chan);
+    tp->to[p].consumed = (collie_counter *)pe->outbox;
+    tp->to[p].slots = pe->outbox + sizeof(collie_counter);
+    for (uint32_t k = 0; k < tp->nslots; k++) {
+        pe->send[k] = MPI_REQUEST_NULL;
+        post_recv(tp, p, k);
+    }
+    PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
+    return COLLIE_OK;
+}
+
+/* Channels: from[p] in my inbox; to[q] in my outbox for q (to[me] unused); only remote
+ * peers get MPI buffers and posted receives. */
+int cm_mpi_wire(collie_transport *tp) {
+    mpi_impl *im = tp->impl;
+    size_t bytes = collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
+    im->inbox = aligned_alloc(COLLIE_CACHELINE, (bytes + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1));
+    im->peers = calloc((size_t)tp->size, sizeof *im->peers);
+    if (!im->inbox || !im->peers)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's inbox");
+    memset(im->inbox, 0, bytes);
+    char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);
+    if (!inboxes)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the channel table");
+    for (int r = 0; r < tp->size; r++)
+        inboxes[r] = im->inbox;   /* to[] is rewired below */
+    int st = collie_channels_wire(tp, inboxes);
+    free(inboxes);
+    if (st)
+        return collie_fail(st, "cannot allocate the channel table");
+    for (int p = 0; p < tp->size && !st; p++)
+        if (p != tp->rank && cm_mpi_remote(im, p))
+            st = setup_peer(tp, p);
+    return st;
+}

@@ -1,0 +1,181 @@
+/*
+ * mpi_transport_rma.c — the channels to peers on other nodes, RMA variant
+ * (COLLIE_MPI_TRANSPORT=rma; used by the shm+mpi transport, mpi_transport_mixed.c):
+ * collie's notified writes as MPI-3 one-sided operations on a window.
+ *
+ * Every rank exposes one window (MPI_Win_allocate, passive target, MPI_Win_lock_all for
+ * the transport's lifetime): first one credit counter per peer (written by that peer),
+ * then the inbox of transport.h (for every sender its `consumed` counter and its slot
+ * ring).  The executor writes a chunk into a local outbox shadow of the channel me -> q
+ * and calls wake(q): the transport MPI_Puts the new slots (all but the seq word) into q's
+ * inbox, flushes, then writes each seq with MPI_Accumulate(MPI_REPLACE) — the
+ * notification, ordered after its payload by the flush — and flushes again.  When the
+ * executor consumes a chunk from p, the new `consumed` count is written into p's credit
+ * counter for this rank the same way.  progress() calls MPI_Win_sync (and pokes MPI's
+ * progress engine) so loads of the window see what peers wrote.
+ *
+ * Cost per batch of chunks to one peer: the puts, two flushes (two round trips), per
+ * chunk one 8-byte accumulate; per consumed batch one 8-byte accumulate and a flush.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+#include "mpi/mpi_layer.h"
+#include "mpi/mpi_transport.h"
+#include "transport/channels.h"
+#include "transport/transport.h"
+
+#define HEAD_BYTES (sizeof(collie_slot_hdr) + sizeof(collie_slot_meta))
+
+static rma_impl *impl_of(collie_transport *tp) { return tp->impl; }
+
+static bool remote(const rma_impl *im, int peer) { return !im->local_of || im->local_of[peer] < 0; }
+
+static size_t chunk_bytes(const collie_slot_hdr *h) {
+    uint32_t len = h->bytes & ~SLOT_DIRECT;
+    return HEAD_BYTES + (len > SLOT_INLINE_BYTES ? len : 0);
+}
+
+/* Displacement of slot s of the channel me -> q inside q's window. */
+static MPI_Aint slot_disp(collie_transport *tp, uint64_t s) {
+    size_t chan = collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    return (MPI_Aint)(impl_of(tp)->credits_bytes + (size_t)tp->size * sizeof(collie_counter) +
+                      (size_t)tp->rank * chan + ((s - 1) % tp->nslots) * tp->slot_stride);
+}
+
+static void write_u64(collie_transport *tp, const uint64_t *value, int target, MPI_Aint disp) {
+    PMPI_Accumulate(value, 1, MPI_UINT64_T, target, disp, 1, MPI_UINT64_T, MPI_REPLACE,
+                    impl_of(tp)->win);
+}
+
+static void flush_data(collie_transport *tp, int q) {
+    rma_impl *im = impl_of(tp);
+    uint64_t first = im->flushed[q] + 1, last = tp->sent[q];
+    if (first > last)
+        return;
+    for (uint64_t s = first; s <= last; s++) {
+        collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
+        int n = (int)(chunk_bytes(h) - sizeof h->seq);
+        PMPI_Put((char *)h + sizeof h->seq, n, MPI_BYTE, q, slot_disp(tp, s) + (MPI_Aint)sizeof h->seq,
+                 n, MPI_BYTE, im->win);
+    }
+    PMPI_Win_flush(q, im->win);
+    for (uint64_t s = first; s <= last; s++) {
+        collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
+        write_u64(tp, (const uint64_t *)&h->seq, q, slot_disp(tp, s));
+    }
+    PMPI_Win_flush(q, im->win);
+    im->flushed[q] = last;
+}
+
+static void flush_credit(collie_transport *tp, int p) {
+    rma_impl *im = impl_of(tp);
+    if (tp->received[p] <= im->credit_out[p])
+        return;
+    im->credit_out[p] = tp->received[p];
+    write_u64(tp, &im->credit_out[p], p, (MPI_Aint)((size_t)tp->rank * sizeof(collie_counter)));
+    PMPI_Win_flush(p, im->win);
+}
+
+void cm_rma_wake(collie_transport *tp, int peer) {
+    if (peer == tp->rank || !remote(impl_of(tp), peer))
+        return;
+    flush_data(tp, peer);
+    flush_credit(tp, peer);
+}
+
+void cm_rma_progress(collie_transport *tp) {
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, impl_of(tp)->comm, &flag, MPI_STATUS_IGNORE);
+    PMPI_Win_sync(impl_of(tp)->win);
+}
+
+void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
+    cm_rma_progress(tp);
+    struct timespec ts = { 0, (long)(timeout_ns < 20000 ? timeout_ns : 20000) };
+    nanosleep(&ts, NULL);
+}
+
+/* Collective over the communicator. */
+void cm_rma_release(collie_transport *tp) {
+    rma_impl *im = tp->impl;
+    if (im->win != MPI_WIN_NULL) {
+        PMPI_Win_unlock_all(im->win);
+        PMPI_Win_free(&im->win);
+    }
+    if (im->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&im->comm);
+    for (int q = 0; im->outbox && q < tp->size; q++)
+        free(im->outbox[q]);
+    free(im->outbox);
+    free(im->flushed);
+    free(im->credit_out);
+    im->outbox = NULL;
+    im->flushed = im->credit_out = NULL;
+}
+
+/* to[q] of remote peers: an outbox shadow, its consumed counter in my window's credits. */
+static int wire_remote(collie_transport *tp) {
+    rma_impl *im = tp->impl;
+    size_t chan = sizeof(collie_counter) + collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    for (int q = 0; q < tp->size; q++) {
+        if (q == tp->rank || !remote(im, q))
+            continue;
+        im->outbox[q] = aligned_alloc(COLLIE_CACHELINE, chan);
+        if (!im->outbox[q])
+            return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's outbox");
+        memset(im->outbox[q], 0, chan);
+        tp->to[q].slots = im->outbox[q] + sizeof(collie_counter);
+        tp->to[q].consumed = (collie_counter *)im->base + q;   /* written by q */
+    }
+    return COLLIE_OK;
+}
+
+static int wire(collie_transport *tp) {
+    rma_impl *im = tp->impl;
+    char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);
+    im->outbox = calloc((size_t)tp->size, sizeof *im->outbox);
+    im->flushed = calloc((size_t)tp->size, sizeof *im->flushed);
+    im->credit_out = calloc((size_t)tp->size, sizeof *im->credit_out);
+    if (!inboxes || !im->outbox || !im->flushed || !im->credit_out) {
+        free(inboxes);
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's tables");
+    }
+    for (int r = 0; r < tp->size; r++)
+        inboxes[r] = im->base + im->credits_bytes;
+    int st = collie_channels_wire(tp, inboxes);
+    free(inboxes);
+    if (st)
+        return collie_fail(st, "cannot allocate the channel table");
+    return wire_remote(tp);
+}
+
+/* The window and the channels of remote peers (collective over im->comm; tp's rank, size
+ * and slot geometry set).  On failure the caller still calls cm_rma_release. */
+int cm_rma_wire(collie_transport *tp) {
+    rma_impl *im = tp->impl;
+    im->win = MPI_WIN_NULL;
+    im->credits_bytes = (size_t)tp->size * sizeof(collie_counter);
+    size_t bytes = im->credits_bytes + collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
+    /* An MPI without a usable one-sided component fails here: report it, do not abort. */
+    PMPI_Comm_set_errhandler(im->comm, MPI_ERRORS_RETURN);
+    int st = COLLIE_OK;
+    if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) != MPI_SUCCESS) {
+        im->win = MPI_WIN_NULL;
+        st = collie_fail(COLLIE_ERR_TRANSPORT, "MPI_Win_allocate of %zu bytes failed (no one-sided "
+                         "support between these ranks? Open MPI: try --mca osc ucx)", bytes);
+    } else {
+        memset(im->base, 0, bytes);
+        PMPI_Win_lock_all(MPI_MODE_NOCHECK, im->win);
+        st = wire(tp);
+    }
+    int all = st;
+    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, im->comm);   /* also: every window zeroed */
+    if (all && !st)
+        st = collie_fail(all, "another rank failed to set up the rma transport");
+    if (!st)
+        PMPI_Win_sync(im->win);
+    return st;
+}

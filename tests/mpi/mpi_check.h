@@ -1,0 +1,81 @@
+/*
+ * mpi_check.h — the MPI collectives test program (mpi_check.c) and its independent
+ * reference (mpi_check_ref.c).  The program only uses MPI: run without LD_PRELOAD it
+ * tests the MPI, with LD_PRELOAD=libcollie_mpi.so it tests collie; both runs print the
+ * same digest lines when collie computes what MPI computes.
+ */
+#ifndef MPI_CHECK_H
+#define MPI_CHECK_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The persistent collectives: MPI-4 (MPICH 4) or Open MPI's MPIX_ extension. */
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define HAVE_PERSISTENT 1
+#define PCOLL(name) MPIX_##name
+#elif MPI_VERSION >= 4
+#define HAVE_PERSISTENT 1
+#define PCOLL(name) MPI_##name
+#else
+#define HAVE_PERSISTENT 0
+#endif
+
+enum kind { K_SIGNED, K_UNSIGNED, K_FLOAT, K_BOOL, K_PAIR_FLOAT, K_PAIR_DOUBLE, K_PAIR_INT, K_AFFINE };
+
+typedef struct ttype {
+    const char *name;
+    MPI_Datatype dt;
+    enum kind kind;
+    size_t size;        /* bytes of one element in memory (extent) */
+} ttype;
+
+/* Which op a case uses: the built-ins plus two user ops. */
+enum top { T_SUM, T_PROD, T_MIN, T_MAX, T_LAND, T_LOR, T_LXOR, T_BAND, T_BOR, T_BXOR,
+           T_MAXLOC, T_MINLOC, T_USER_SUM_MOD, T_USER_AFFINE, T_NOPS };
+
+extern const char *const top_names[T_NOPS];
+
+/* Input element i of `rank` for (type, op); `salt` varies repeated runs. */
+void input_fill(const ttype *t, enum top op, int rank, int salt, size_t count, void *buf);
+/* The reduction of all P ranks' inputs, computed element by element in rank order. */
+void reference(const ttype *t, enum top op, int P, int salt, size_t count, void *out);
+/* Index of the first element where a and b differ (count if none). */
+size_t first_diff(const ttype *t, size_t count, const void *a, const void *b);
+/* Zeroes the bytes of a result that MPI leaves undefined (the padding of MPI_DOUBLE_INT). */
+void clear_padding(const ttype *t, size_t count, void *buf);
+uint64_t digest(const void *buf, size_t bytes, uint64_t h);
+/* The user ops' MPI functions. */
+void user_sum_mod(void *in, void *inout, int *len, MPI_Datatype *dt);
+void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt);
+
+#define AFFINE_PRIME 65521
+
+/* The harness (mpi_check.c). */
+enum form { F_BLOCKING, F_WAIT, F_TEST, F_PERSISTENT };
+extern int world_rank, world_size, failures, quick;
+MPI_Op mpi_op(enum top op);
+void *xmalloc(size_t n);
+void report(const char *label, const void *buf, size_t bytes);
+void check(const char *label, const ttype *t, size_t count, const void *got, const void *want);
+void test_allreduce(const ttype *t, enum top op, size_t count, enum form form, int in_place,
+                    MPI_Comm comm, const char *comm_name);
+void test_reduce(const ttype *t, enum top op, size_t count, int root, enum form form,
+                 int in_place, MPI_Comm comm, const char *comm_name);
+void test_bcast(const char *tname, MPI_Datatype dt, size_t elem_bytes, size_t data_bytes, size_t count,
+                int root, enum form form, MPI_Comm comm, const char *comm_name);
+void bcast_matrix(MPI_Comm comm, const char *name);
+/* Types used by several cases (MPI handles are not constants in Open MPI). */
+const ttype *type_int(void);
+const ttype *type_double(void);
+const ttype *type_double_int(void);
+const ttype *type_affine(void);
+
+/* More cases (mpi_check_extra.c): completions, persistent, sub-communicators, derived types. */
+void run_extra_cases(void);
+
+#endif

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# run_mpi_check.sh FLAVOUR NP PROGRAM LIBDIR [ARGS...]
+# Runs PROGRAM (mpi_check built for FLAVOUR) under mpirun with NP ranks twice: plain, and
+# with LD_PRELOAD=LIBDIR/libcollie_mpi.so and COLLIE_MPI_LOG=1.  Passes when both runs
+# check their results, print identical digests, and the log shows collie served
+# MPI_Allreduce/Reduce/Bcast/Barrier and their I*/persistent forms while the cases collie
+# cannot serve went to PMPI.  With COLLIE_MPI_NODE_SPLIT=k in the environment, every k
+# consecutive ranks count as one node: the blocking calls must then run hierarchically
+# (shm inside a "node", the mpi transport between leaders) and the split-phase ones go to
+# PMPI.
+set -u
+split=${COLLIE_MPI_NODE_SPLIT:-}
+unset COLLIE_MPI_NODE_SPLIT
+flavour=$1 np=$2 prog=$3 libdir=$4
+shift 4
+args=("$@")
+lib=$libdir/libcollie_mpi.so
+work=$(mktemp -d /tmp/collie-mpi-check.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+limit=${COLLIE_MPI_TEST_TIMEOUT:-400}
+
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# Open MPI: shared memory between ranks without a network (no warnings about interfaces).
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+
+run() {   # run OUT ERR [VAR=VALUE...]
+  local out=$1 err=$2
+  shift 2
+  local envargs=()
+  for kv in "$@"; do
+    if [ "$flavour" = openmpi ]; then envargs+=(-x "$kv"); else envargs+=(-genv "${kv%%=*}" "${kv#*=}"); fi
+  done
+  if [ "$flavour" = openmpi ]; then
+    timeout -k 10 "$limit" mpirun.openmpi --oversubscribe --bind-to none -np "$np" "${envargs[@]}" \
+      "$prog" "${args[@]}" >"$out" 2>"$err"
+  else
+    timeout -k 10 "$limit" mpirun.mpich -np "$np" "${envargs[@]}" "$prog" "${args[@]}" >"$out" 2>"$err"
+  fi
+}
+
+fail() { echo "FAIL ($flavour, $np ranks): $*"; exit 1; }
+
+[ -f "$lib" ] || fail "$lib is missing"
+start=$(date +%s)
+run "$work/plain.out" "$work/plain.err" COLLIE_MPI_TEST=plain ||
+  { cat "$work/plain.err" "$work/plain.out" | tail -30; fail "the plain MPI run failed"; }
+mid=$(date +%s)
+extra=()
+[ -n "$split" ] && extra=("COLLIE_MPI_NODE_SPLIT=$split" COLLIE_LOG=debug)
+[ -n "${COLLIE_MPI_TRANSPORT:-}" ] && extra+=("COLLIE_MPI_TRANSPORT=$COLLIE_MPI_TRANSPORT")
+run "$work/collie.out" "$work/collie.err" "LD_PRELOAD=$lib" COLLIE_MPI_LOG=1 "${extra[@]}" ||
+  { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -30; tail -5 "$work/collie.out"; fail "the run with libcollie_mpi failed"; }
+end=$(date +%s)
+echo "plain run $((mid - start)) s, collie run $((end - mid)) s${split:+ (node split $split, transport ${COLLIE_MPI_TRANSPORT:-p2p})}"
+grep -q '^passed' "$work/plain.out" || fail "plain run did not pass"
+grep -q '^passed' "$work/collie.out" || fail "collie run did not pass"
+if ! diff -q "$work/plain.out" "$work/collie.out" >/dev/null; then
+  diff "$work/plain.out" "$work/collie.out" | head -20
+  fail "results differ between MPI and collie"
+fi
+log=$work/collie.err
+served="collie"
+if [ -n "$split" ]; then
+  served="collie over shm+mpi"
+  [ "${COLLIE_MPI_TRANSPORT:-p2p}" = rma ] && served="collie over shm+mpi-rma"
+  for coll in allreduce reduce bcast; do
+    grep -q "debug: $coll of .*: auto chose hierarchical (the team spans" "$log" ||
+      fail "collie did not choose the hierarchical $coll"
+  done
+fi
+for fn in MPI_Allreduce MPI_Reduce MPI_Bcast MPI_Barrier MPI_Iallreduce MPI_Ireduce MPI_Ibcast MPI_Ibarrier \
+          MPI_Allreduce_init MPI_Reduce_init MPI_Bcast_init MPI_Barrier_init; do
+  grep -q "^collie_mpi: rank 0: $fn(.*-> $served\$" "$log" || fail "the log shows no $fn served by $served"
+done
+grep -q -- "-> PMPI (datatype collie cannot flatten)" "$log" || fail "the long double reduction did not go to PMPI"
+grep -q -- "-> PMPI (user op on a derived datatype)" "$log" || fail "the derived user-op reduction did not go to PMPI"
+grep -q -- "-> PMPI (datatype is not one contiguous block)" "$log" || fail "the vector bcast did not go to PMPI"
+echo "collie served $(grep -c -- '^collie_mpi: .*-> collie' "$log") calls, PMPI $(grep -c -- '-> PMPI' "$log") (all ranks)"
+echo "PASS ($flavour, $np ranks): $(grep -c . "$work/collie.out") identical result lines"
