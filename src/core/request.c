@@ -228,7 +228,7 @@ static int watch_stall(collie_team_t *team, uint64_t now) {
  * a pause plus a pass of the executor.  Without a word, one pause. */
 static void watch_word(const collie_team_t *team) {
     const _Atomic uint64_t *w = team->wait_word;
-    if (!w) {
+    if (!w || team->tp->ops->progress) {   /* words behind MPI change only in progress() */
         cpu_relax();
         return;
     }

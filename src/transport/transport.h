@@ -129,6 +129,8 @@ typedef struct collie_transport {
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;
+    bool wake_at_once;           /* wake() moves data (MPI sends): call it at once, not at
+                                    the next collie_wake_flush */
     /* [size] or NULL: chunks from p to be dropped unread before p's next chunk is read —
      * chain fragments of a multicast broadcast that this rank finished without them
      * (algorithms/bcast/mcast.c); discard_total is their sum. */
@@ -139,6 +141,11 @@ typedef struct collie_transport {
 
 /* Notes that `peer` may have to be woken (a notification or a credit for it was stored). */
 static inline void collie_wake_later(collie_transport *tp, int peer) {
+    if (tp->wake_at_once) {
+        atomic_thread_fence(memory_order_seq_cst);
+        tp->ops->wake(tp, peer);
+        return;
+    }
     if (!tp->wake_pending[peer]) {
         tp->wake_pending[peer] = 1;
         tp->wake_list[tp->nwake++] = peer;
