@@ -194,7 +194,8 @@ static void write_chunk(collie_request_t *req, uint32_t i, collie_slot_hdr *h, c
         return;
     }
     const collie_transport *tp = req->team->tp;
-    if (tp->direct_ok && len >= tp->by_reference_min_bytes && own_source &&
+    if (tp->direct_ok && len >= tp->by_reference_min_bytes &&
+        req->args.bytes <= tp->by_reference_max_call_bytes && own_source &&
         req->deadline[i] == req->sched.nrounds && registered(req, src + off, len, &ref)) {
         describe_direct(h, src + off, &ref);
         return;

@@ -375,6 +375,9 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->oversubscribed = cfg->size > count_cpus();
     tp->direct_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
+    /* Measured (docs/performance.md): by reference wins up to 4 MiB calls, loses above. */
+    tp->by_reference_max_call_bytes =
+        (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 4 << 20);
     snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
     uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
     uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;

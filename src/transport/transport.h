@@ -122,6 +122,7 @@ typedef struct collie_transport {
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
     uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
+    uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
