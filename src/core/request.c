@@ -173,12 +173,22 @@ static int silent_peer(collie_team_t *team) {
     return collie_team_fail(team, COLLIE_ERR_PEER);
 }
 
-static int check_blocked_peer(collie_team_t *team) {
+/* Checks that the peer the head request waits for still lives: COLLIE_TIMEOUT to go on
+ * waiting, else req's final status.  A peer that left (finalized or died) right after
+ * writing its last message to this rank is not an error: progress once more first, since
+ * the message may have arrived after this rank last looked. */
+static int check_blocked_peer(collie_team_t *team, collie_request_t *req) {
     collie_request_t *h = team->head;
+    if (!h || h->blocked_peer < 0 || team->tp->ops->check_peer(team->tp, h->blocked_peer) == COLLIE_OK)
+        return COLLIE_TIMEOUT;
+    int st = progress_queue(team, req);
+    if (st != COLLIE_TIMEOUT)
+        return st;
+    h = team->head;
     if (!h || h->blocked_peer < 0)
-        return COLLIE_OK;
-    int st = team->tp->ops->check_peer(team->tp, h->blocked_peer);
-    return st ? collie_team_fail(team, st) : COLLIE_OK;
+        return COLLIE_TIMEOUT;
+    st = team->tp->ops->check_peer(team->tp, h->blocked_peer);
+    return st ? collie_team_fail(team, st) : COLLIE_TIMEOUT;
 }
 
 static inline void cpu_relax(void) {
@@ -258,7 +268,7 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
             return st;
         if (now - last_check > 100000000ull) {
             last_check = now;
-            if ((st = check_blocked_peer(team)) != COLLIE_OK)
+            if ((st = check_blocked_peer(team, req)) != COLLIE_TIMEOUT)
                 return st;
         }
         if (now >= until)
