@@ -109,8 +109,8 @@ static const collie_algorithm *try_name(const collie_coll_args *a, const char *n
     return NULL;
 }
 
-/* Provisional rules, from bench/fastest.sh on a 2-core machine (docs/performance.md), for
- * allreduce with P > 8 from the simulator:
+/* Provisional rules, from bench/fastest.sh and bench/auto_quality.sh on a 2-core machine
+ * (docs/performance.md), for allreduce with P > 8 from the simulator:
  * the first rule whose team size and message size match gives a list of algorithms to try
  * in order; the first that accepts the call wins. */
 typedef struct rule {
