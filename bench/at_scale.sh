@@ -55,7 +55,7 @@ printf '%s\n' $algos | xargs -P "$JOBS" -I{} sh -c \
 cat "$TMP/all.csv" "$TMP/auto.csv" > "$TMP/out.csv"
 [ -n "$CSV" ] && cp "$TMP/out.csv" "$CSV"
 
-echo "Model (collie-sim model ${model_opt[*]}): $(grep -E '^(model|alpha|beta|f_alpha|f_beta|gamma) ' "$TMP/model" | tr '\n' ' ' | sed 's/ = /=/g')"
+echo "Model (collie-sim model${MODEL:+ --model $MODEL}): $(grep -E '^(model|alpha|beta|f_alpha|f_beta|gamma) ' "$TMP/model" | tr '\n' ' ' | sed 's/ = /=/g')"
 echo
 awk -F, -v modelfile="$TMP/model" '
 function bound(P, n,   lg, lat, bw) {

@@ -109,8 +109,8 @@ static const collie_algorithm *try_name(const collie_coll_args *a, const char *n
     return NULL;
 }
 
-/* Provisional rules, from bench/fastest.sh on a 2-core machine (docs/performance.md), for
- * allreduce with P > 8 from the simulator:
+/* Provisional rules, from bench/fastest.sh and bench/auto_quality.sh on a 2-core machine
+ * (docs/performance.md), for allreduce with P > 8 from the simulator:
  * the first rule whose team size and message size match gives a list of algorithms to try
  * in order; the first that accepts the call wins. */
 typedef struct rule {
@@ -132,8 +132,12 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, 65, 1024, 4 << 20, { "rabenseifner", "binary_blocks" } },
     { COLL_ALLREDUCE, 65, 1024, ALL_BYTES, { "ring_pipelined", "ring" } },
     { COLL_ALLREDUCE, 1025, 1 << 30, ALL_BYTES, { "rabenseifner", "binary_blocks" } },
+    { COLL_ALLREDUCE, ANY_P, 4096, { "flat", "recursive_doubling" } },
+    { COLL_ALLREDUCE, 4, 8, 16384, { "recursive_doubling", "flat" } },   /* auto_quality.sh */
     { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
-    { COLL_ALLREDUCE, 2, 3, 1 << 20, { "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, 2, 3, 65536, { "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, 2, 2, 1 << 20, { "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, 3, 3, 1 << 20, { "binary_blocks", "rabenseifner" } },   /* auto_quality.sh */
     { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
     { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "ring_pipelined", "ring" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },

@@ -66,6 +66,19 @@ rules)
         echo "$got" | grep -q ",chose $alg\$" || fail "P=$p $lo bytes: rule names $alg, auto: $got"
     done || exit 1
     ;;
+bench_interleaved)
+    # collie-bench --algo all,auto --repeat 2 (what bench/auto_quality.sh runs): per size,
+    # every algorithm and auto twice, sizes outermost
+    "$RUN" -n 2 "$BENCH" --coll allreduce --algo all,auto --repeat 2 --min-bytes 8 \
+        --max-bytes 64 --step-factor 8 --iters 5 --csv "$TMP/b.csv" > "$TMP/out" 2>&1 \
+        || fail "exit status: $(cat "$TMP/out")"
+    [ "$(grep -c '^allreduce,auto,' "$TMP/b.csv")" = 4 ] || fail "auto rows: $(cat "$TMP/b.csv")"
+    n=$(tail -n +2 "$TMP/b.csv" | cut -d, -f2 | sort -u | wc -l)
+    [ "$n" -ge 5 ] || fail "only $n algorithms measured: $(cat "$TMP/b.csv")"
+    # every algorithm twice per size, and all rows of 8 bytes before those of 64
+    tail -n +2 "$TMP/b.csv" | awk -F, '{ c[$2 " " $5]++; if ($5 == 8 && seen64) bad = 1; if ($5 == 64) seen64 = 1 }
+        END { for (k in c) if (c[k] != 2) bad = 1; exit bad }' || fail "not interleaved: $(cat "$TMP/b.csv")"
+    ;;
 one_rank)
     out=$("$RUN" -n 1 "$TUNE" --quick --out "$TMP/t.json" 2>&1) && fail "ran on one rank"
     echo "$out" | grep -q "needs at least 2 ranks" || fail "message: $out"
