@@ -83,6 +83,17 @@ typedef struct collie_algorithm {
     bool auto_by_rule_only;
 } collie_algorithm;
 
+/* The cases every reduction builder shares: nothing to do for 0 bytes, a copy of the
+ * input for a team of one.  Returns true when it built the whole schedule. */
+static inline bool algo_trivial_reduction(collie_schedule *s, const collie_coll_args *a) {
+    if (a->bytes == 0)
+        return true;
+    if (a->size != 1)
+        return false;
+    sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
+    return true;
+}
+
 /* Registry (registry.c). */
 const collie_algorithm *collie_algorithm_find(int coll, const char *name);
 size_t collie_algorithm_count(int coll);

@@ -110,12 +110,8 @@ static void block_allgather(collie_schedule *s, const bb *g) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     bb g = bb_of(a);
     feed(s, &g, block_reduce_scatter(s, &g));
     pass_down(s, &g);

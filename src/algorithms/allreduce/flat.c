@@ -19,12 +19,8 @@
 #include "algorithms/flat_reduce.h"
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     sched_round_begin(s);
     for (int i = 1; i < a->size; i++)
         sched_put(s, (a->rank + i) % a->size, sched_at(SBUF_SEND, 0), a->bytes);

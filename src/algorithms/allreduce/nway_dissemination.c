@@ -246,12 +246,8 @@ static int chosen_n(const collie_coll_args *a) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     builder b = { .s = s, .a = a, .round = -1 };
     if (!nway_plan_make(chosen_n(a), a->size, &b.pl) || !alloc_builder(&b, a->size)) {
         s->error = b.pl.kase == NWAY_NONE ? COLLIE_ERR_INTERNAL : COLLIE_ERR_NOMEM;

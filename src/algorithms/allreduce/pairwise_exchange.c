@@ -151,12 +151,8 @@ static void build_leftover_rank(collie_schedule *s, const collie_coll_args *a) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     if (a->rank >= pat_pow2_floor(a->size))
         build_leftover_rank(s, a);
     else

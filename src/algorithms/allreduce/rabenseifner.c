@@ -108,12 +108,8 @@ static void allgather(collie_schedule *s, const collie_coll_args *a, int newrank
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     bool paired = pat_fold_partner(a->rank, a->size) >= 0;
     if (paired)
         fold_in(s, a);

@@ -74,12 +74,8 @@ static sched_ref exchange(collie_schedule *s, const collie_coll_args *a, int new
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     int newrank = pat_fold_newrank(a->rank, a->size);
     if (newrank < 0) {
         build_removed(s, a);

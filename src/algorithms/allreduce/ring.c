@@ -84,12 +84,8 @@ static void allgather(collie_schedule *s, const collie_coll_args *a) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     reduce_scatter(s, a);
     allgather(s, a);
 }

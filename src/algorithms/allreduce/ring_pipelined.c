@@ -87,12 +87,8 @@ static size_t chunk_elems(const collie_coll_args *a) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     ring_geo g = { a, chunk_elems(a), 0 };
     g.mmax = pat_chunk_count(part_len(&g, 0), g.chunk);
     long long steps = pat_pring_steps(a->size);

@@ -98,12 +98,8 @@ static void gather(collie_schedule *s, const bb *g, int me, bool root_outside) {
 }
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
+    if (algo_trivial_reduction(s, a))
         return;
-    if (a->size == 1) {
-        sched_copy(s, sched_at(SBUF_RECV, 0), sched_at(SBUF_SEND, 0), a->bytes);
-        return;
-    }
     bb g = bb_of(a);
     if (g.dst == SBUF_TMP)
         sched_need_tmp(s, a->bytes);
