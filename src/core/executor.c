@@ -32,7 +32,10 @@
 
 static bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
     const collie_transport *tp = req->team->tp;
-    return tp->direct_ok && msg_bytes >= tp->direct_min_bytes && msg_bytes > req->chunk_bytes;
+    if (!tp->direct_ok || msg_bytes <= req->chunk_bytes)
+        return false;
+    return msg_bytes >= tp->direct_min_bytes ||
+           (msg_bytes >= tp->direct_mid_min_bytes && req->args.bytes <= tp->direct_mid_max_call_bytes);
 }
 
 static uint64_t chunk_size(const collie_request_t *req, uint64_t msg_bytes) {

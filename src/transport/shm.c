@@ -48,6 +48,9 @@ typedef struct shm_header {
     _Atomic int32_t attached;     /* ranks that mapped the segment */
     _Atomic int32_t probed;       /* ranks that tested single-copy reads */
     _Atomic int32_t direct_failed;
+    /* Single-copy thresholds, decided by rank 0 so that every rank agrees on which messages
+     * go single-copy (it depends on the environment and on ranks vs cores). */
+    uint64_t direct_min, direct_mid_min, direct_mid_max_call;
 } shm_header;
 
 typedef struct shm_ctrl {
@@ -169,6 +172,30 @@ static void pause_briefly(void) {
     nanosleep(&ts, NULL);
 }
 
+static int count_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Messages from 256 KiB go single-copy in every call.  In calls up to 1 MiB, messages from
+ * 32 KiB do too when every rank has a core: measured at P = 2 (docs/performance.md),
+ * 64 KiB bcast 7.9 -> 2.9 us, 1 MiB 98 -> 68 us; flat allreduce 64 KiB 9.2 -> 5.4 us.
+ * Not above 1 MiB (the pipeline segments of chain and ring_pipelined would each wait for
+ * their reader: 2 MiB ring_pipelined 285 -> 498 us), and not with more ranks than cores
+ * (a sender waits for a reader that is not running: P = 8 32 KiB reduce 15 -> 26 us). */
+static void decide_direct_thresholds(shm_header *h, int size) {
+    bool oversubscribed = size > count_cpus();
+    h->direct_min = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
+    h->direct_mid_min = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MID_MIN",
+                                                 oversubscribed ? 0 : 32 * 1024);
+    h->direct_mid_max_call = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MID_MAX", 1 << 20);
+    if (h->direct_mid_min == 0)
+        h->direct_mid_min = UINT64_MAX;        /* 0: off */
+}
+
 static int create_segment(shm_impl *im, int size, uint32_t nslots, uint32_t slot_bytes) {
     if (nslots < 2 || nslots > 1024 || (nslots & (nslots - 1)) || slot_bytes < 64 || slot_bytes > (64u << 20) || slot_bytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u / COLLIE_SHM_SLOT_BYTES=%u: need a power "
@@ -198,6 +225,7 @@ static int create_segment(shm_impl *im, int size, uint32_t nslots, uint32_t slot
     im->hdr->nslots = nslots;
     im->hdr->slot_bytes = slot_bytes;
     im->hdr->total_bytes = im->bytes;
+    decide_direct_thresholds(im->hdr, size);
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
     return COLLIE_OK;
 }
@@ -259,13 +287,6 @@ static bool probe_direct(collie_transport *tp) {
     return n == (ssize_t)sizeof value && value == SHM_MAGIC;
 }
 
-static int count_cpus(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
 
 static int attach(collie_transport *tp, uint64_t deadline) {
     shm_impl *im = tp->impl;
@@ -347,6 +368,9 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
     if (!st) {
         tp->nslots = im->hdr->nslots;
         tp->slot_bytes = im->hdr->slot_bytes;
+        tp->direct_min_bytes = im->hdr->direct_min;
+        tp->direct_mid_min_bytes = im->hdr->direct_mid_min;
+        tp->direct_mid_max_call_bytes = im->hdr->direct_mid_max_call;
         if (im->hdr->size != cfg->size)
             st = collie_fail(COLLIE_ERR_ARG, "team size %d but the job's segment was made for %d",
                              cfg->size, im->hdr->size);
@@ -373,7 +397,6 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->size = cfg->size;
     tp->shared_memory = true;
     tp->oversubscribed = cfg->size > count_cpus();
-    tp->direct_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
     /* Measured (docs/performance.md): by reference wins up to 4 MiB calls, loses above. */
     tp->by_reference_max_call_bytes =

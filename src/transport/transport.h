@@ -120,7 +120,9 @@ typedef struct collie_transport {
     uint64_t *credit;            /* [size]: last seen `consumed` of channel me -> q */
     bool shared_memory;          /* peers can read each other's memory (flat algorithms) */
     bool direct_ok;              /* single-copy (process_vm_readv) works between ranks */
-    uint64_t direct_min_bytes;   /* chunks at least this large go single-copy */
+    uint64_t direct_min_bytes;   /* messages at least this large go single-copy */
+    uint64_t direct_mid_min_bytes; /* ... and these, in calls of at most */
+    uint64_t direct_mid_max_call_bytes; /* this many bytes (UINT64_MAX: off) */
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */
