@@ -37,6 +37,8 @@ typedef struct collie_coll_args {
     bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory */
     bool shared_memory;     /* the transport is shared memory (flat algorithms need it) */
     bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
+    bool single_copy;       /* every rank can read and write every other rank's buffers
+                               (shm with single-copy reads and the board; direct_segments) */
     const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;
@@ -44,7 +46,7 @@ typedef struct collie_coll_args {
 } collie_coll_args;
 
 enum { ALGO_NEEDS_COMMUTATIVE = 1, ALGO_NEEDS_IDEMPOTENT = 2, ALGO_NEEDS_SHM = 4,
-       ALGO_NEEDS_MULTICAST = 8 };
+       ALGO_NEEDS_MULTICAST = 8, ALGO_NEEDS_SINGLE_COPY = 16 };
 
 /* Extension point for an algorithm that is not (only) a schedule — the multicast
  * broadcast, whose stage 1 is datagrams with unknown arrival.  Its request still sits in the

@@ -43,6 +43,7 @@ extern const collie_algorithm collie_algo_reduce_binary_blocks;
 extern const collie_algorithm collie_algo_reduce_ring;
 extern const collie_algorithm collie_algo_reduce_binary_tree;
 extern const collie_algorithm collie_algo_allreduce_hierarchical;
+extern const collie_algorithm collie_algo_allreduce_direct_segments;
 extern const collie_algorithm collie_algo_reduce_hierarchical;
 extern const collie_algorithm collie_algo_bcast_hierarchical;
 
@@ -59,6 +60,7 @@ static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_ring_pipelined,
     &collie_algo_allreduce_nway_dissemination,
     &collie_algo_allreduce_hierarchical,
+    &collie_algo_allreduce_direct_segments,
 };
 static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binomial,
@@ -151,6 +153,9 @@ bool collie_algorithm_accepts(const collie_algorithm *alg, const collie_coll_arg
     if ((alg->needs & ALGO_NEEDS_MULTICAST) && !a->multicast)
         return decline(why, "needs multicast, which was not set up and verified when the team "
                             "was created (COLLIE_MCAST, COLLIE_LOG=info says why)");
+    if ((alg->needs & ALGO_NEEDS_SINGLE_COPY) && !a->single_copy)
+        return decline(why, "needs single-copy access to every rank's buffers (the shm "
+                            "transport with process_vm_readv allowed; COLLIE_SHM_DIRECT=1)");
     const char *reason = NULL;
     if (alg->accepts && !alg->accepts(a, &reason))
         return decline(why, reason ? reason : "declined by the algorithm");

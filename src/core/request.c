@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "core/core.h"
 #include "core/internal.h"
 #include "types/types.h"
 
@@ -55,6 +56,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
     a->shared_memory = team->tp->shared_memory;
     a->multicast = team->mcast != NULL;
+    a->single_copy = collie_team_single_copy(team);
     a->node_of = team->tp->node_of;
     a->nnodes = team->tp->nnodes;
     req->team = team;

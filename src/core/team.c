@@ -57,6 +57,10 @@ int collie_team_fail(collie_team_t *team, int status) {
 
 bool collie_team_multicast(const collie_team_t *team) { return team && team->mcast; }
 
+bool collie_team_single_copy(const collie_team_t *team) {
+    return team && team->tp->board && team->tp->direct_ok;
+}
+
 int collie_rank(const collie_team_t *team) { return team ? team->rank : COLLIE_ERR_ARG; }
 int collie_size(const collie_team_t *team) { return team ? team->size : COLLIE_ERR_ARG; }
 

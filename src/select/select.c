@@ -124,6 +124,11 @@ typedef struct rule {
 #define ALL_BYTES UINT64_MAX
 static const rule rules[] = {
     { COLL_ALLREDUCE, 2, 2, 4096, { "recursive_doubling", "flat" } },
+    /* direct_segments (single copy; declines without it), docs/performance.md: from 16 KiB
+     * at P = 2, above 1 MiB at P = 3..8 (more ranks than cores here) */
+    { COLL_ALLREDUCE, 2, 2, 8192, { "flat", "recursive_doubling" } },
+    { COLL_ALLREDUCE, 2, 2, 1 << 20, { "direct_segments", "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "direct_segments", "ring_pipelined", "ring" } },
     /* P > 8 cannot be measured here: from the simulator (bench/at_scale.sh, docs/performance.md
      * "At scale"); the rules after these serve P <= 8 */
     { COLL_ALLREDUCE, 9, 1 << 30, 2048, { "recursive_doubling", "rabenseifner" } },
@@ -135,11 +140,10 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, ANY_P, 4096, { "flat", "recursive_doubling" } },
     { COLL_ALLREDUCE, 4, 8, 16384, { "recursive_doubling", "flat" } },   /* auto_quality.sh */
     { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
-    { COLL_ALLREDUCE, 2, 3, 65536, { "flat", "pairwise_exchange", "rabenseifner" } },
-    { COLL_ALLREDUCE, 2, 2, 1 << 20, { "flat", "pairwise_exchange", "rabenseifner" } },
+    { COLL_ALLREDUCE, 3, 3, 65536, { "flat", "pairwise_exchange", "rabenseifner" } },
     { COLL_ALLREDUCE, 3, 3, 1 << 20, { "binary_blocks", "rabenseifner" } },   /* auto_quality.sh */
     { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
-    { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "ring_pipelined", "ring" } },
+    { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "ring", "binary_blocks" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
     { COLL_REDUCE, ANY_P, 1 << 20, { "flat", "binomial" } },

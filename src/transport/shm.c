@@ -164,6 +164,7 @@ static size_t inbox_stride(int size, uint32_t nslots, uint32_t slot_bytes) {
 
 static size_t segment_bytes(int size, uint32_t nslots, uint32_t slot_bytes) {
     return HEADER_BYTES + round_page((size_t)size * sizeof(shm_ctrl)) +
+           round_page((size_t)size * sizeof(collie_board_entry)) +
            (size_t)size * inbox_stride(size, nslots, slot_bytes);
 }
 
@@ -312,7 +313,9 @@ static int attach(collie_transport *tp, uint64_t deadline) {
 static int wire(collie_transport *tp) {
     shm_impl *im = tp->impl;
     im->ctrl = (shm_ctrl *)(im->base + HEADER_BYTES);
-    char *inbox0 = im->base + HEADER_BYTES + round_page((size_t)tp->size * sizeof(shm_ctrl));
+    char *board = im->base + HEADER_BYTES + round_page((size_t)tp->size * sizeof(shm_ctrl));
+    tp->board = (collie_board_entry *)board;
+    char *inbox0 = board + round_page((size_t)tp->size * sizeof(collie_board_entry));
     size_t stride = inbox_stride(tp->size, tp->nslots, tp->slot_bytes);
     char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);
     if (!inboxes)

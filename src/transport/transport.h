@@ -80,6 +80,21 @@ typedef struct collie_mem_ref {
     uint64_t offset;
 } collie_mem_ref;
 
+/* One rank's entry on the single-copy board (shm transport): what a direct_segments call
+ * needs to read and write this rank's buffers.  `ready` and `done` hold the call's
+ * sequence number + 1 once the fields describe it / once this rank wrote its segment into
+ * every rank's output; both only grow.  Two cache lines. */
+typedef struct collie_board_entry {
+    _Atomic uint64_t ready;
+    _Atomic uint64_t done;
+    uint32_t check;         /* the call's hash (mismatches show) */
+    int32_t pid;
+    uint64_t send_addr, recv_addr;
+    collie_mem_ref send_ref, recv_ref;   /* fd < 0: not in registered memory */
+    char pad[2 * COLLIE_CACHELINE - 72];
+} collie_board_entry;
+_Static_assert(sizeof(collie_board_entry) == 2 * COLLIE_CACHELINE, "board entry is two lines");
+
 struct collie_transport;
 typedef struct collie_transport_ops {
     const char *name;
@@ -129,6 +144,7 @@ typedef struct collie_transport {
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
+    collie_board_entry *board;   /* [size] in shared memory (shm), or NULL */
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;

@@ -46,6 +46,7 @@ static collie_coll_args probe_args(const mp_ctx *c, int coll)
     a.in_place = coll == COLL_BCAST;
     a.shared_memory = true;       /* collie-run: the shm transport */
     a.multicast = collie_team_multicast(c->team);
+    a.single_copy = collie_team_single_copy(c->team);
     return a;
 }
 
