@@ -58,6 +58,7 @@ static collie_coll_args make_args(const sim_opts *o, const collie_algorithm *alg
     a.commutative = true;
     a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
     a.shared_memory = true;
+    a.single_copy = true;          /* the simulated team is one shared-memory node */
     a.multicast = true;         /* predict mcast as if its multicast were set up */
     a.params = *params;
     return a;

@@ -44,6 +44,7 @@ extern const collie_algorithm collie_algo_reduce_ring;
 extern const collie_algorithm collie_algo_reduce_binary_tree;
 extern const collie_algorithm collie_algo_allreduce_hierarchical;
 extern const collie_algorithm collie_algo_allreduce_direct_segments;
+extern const collie_algorithm collie_algo_reduce_direct_segments;
 extern const collie_algorithm collie_algo_reduce_hierarchical;
 extern const collie_algorithm collie_algo_bcast_hierarchical;
 
@@ -70,6 +71,7 @@ static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_ring,
     &collie_algo_reduce_binary_tree,
     &collie_algo_reduce_hierarchical,
+    &collie_algo_reduce_direct_segments,
 };
 static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binomial,

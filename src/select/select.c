@@ -146,6 +146,14 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "ring", "binary_blocks" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
+    /* direct_segments (declines without single copy), docs/performance.md: from 16 KiB at
+     * P = 2, from 1 MiB at P = 3, from 256 KiB at P = 4..8 */
+    { COLL_REDUCE, 2, 2, 8192, { "flat", "binomial" } },
+    { COLL_REDUCE, 3, 3, 262144, { "flat", "binomial" } },
+    { COLL_REDUCE, 4, 8, 65536, { "flat", "binomial" } },
+    { COLL_REDUCE, 2, 8, 1 << 20, { "direct_segments", "flat", "binomial" } },
+    { COLL_REDUCE, 2, 4, ALL_BYTES, { "direct_segments", "binomial", "flat" } },
+    { COLL_REDUCE, 5, 8, ALL_BYTES, { "direct_segments", "ring", "binomial" } },
     { COLL_REDUCE, ANY_P, 1 << 20, { "flat", "binomial" } },
     { COLL_REDUCE, 2, 4, ALL_BYTES, { "binomial", "flat" } },
     { COLL_REDUCE, ANY_P, ALL_BYTES, { "ring", "binomial" } },

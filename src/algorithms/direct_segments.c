@@ -1,0 +1,289 @@
+/*
+ * direct_segments.c — the driver of allreduce and reduce `direct_segments` (their files in
+ * allreduce/ and reduce/ hold the papers' references, cost and the schedule the verifier
+ * and the simulator see).
+ *
+ * Protocol: a rank posts its buffers' addresses on the team's board (transport.h) and
+ *   waits until every rank posted the same call; it reduces its segment chunk by chunk
+ *   (each chunk read from all P inputs, in rank order, then written to every output —
+ *   all P for allreduce, the root's for reduce — so in place is safe: only this rank
+ *   touches this segment anywhere); then it marks itself done and waits until every rank
+ *   is done (its own output is complete and no one reads its input any more).
+ * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores); any other
+ *   is read with process_vm_readv into a chunk of scratch and written with
+ *   process_vm_writev.  A failed transfer is COLLIE_ERR_PEER naming the rank.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "algorithms/direct_segments.h"
+#include "algorithms/patterns.h"
+#include "base/base.h"
+#include "core/internal.h"
+#include "types/types.h"
+
+#define CHUNK_TARGET (64u * 1024u)
+
+direct_segment direct_seg_of(const collie_coll_args *a, int q) {
+    size_t lo = pat_seg_start(a->count, a->size, q), hi = pat_seg_start(a->count, a->size, q + 1);
+    direct_segment s = { lo * a->elem_size, (hi - lo) * a->elem_size };
+    return s;
+}
+
+bool direct_segments_accepts(const collie_coll_args *a, const char **why) {
+    if (a->size > SCHED_MAX_SOURCES) {
+        *why = "more than 255 ranks";
+        return false;
+    }
+    return true;
+}
+
+/* ---- the driver ------------------------------------------------------------------------ */
+
+enum phase { POST = 0, WAIT_READY, WAIT_DONE };
+
+typedef struct peer_view {
+    const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
+    char *out;                  /* mapped output, or NULL: process_vm_writev */
+} peer_view;
+
+typedef struct direct_state {
+    int phase;
+    uint64_t chunk;             /* bytes per chunk, an element multiple */
+    peer_view *view;            /* [size] */
+    const void **srcs;          /* [size] */
+    char *scratch;              /* [size][chunk]: chunks read from unmapped inputs */
+    char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
+} direct_state;
+
+static int driver_prepare(collie_request_t *req) {
+    int P = req->args.size;
+    direct_state *d = calloc(1, sizeof *d);
+    uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
+    if (d) {
+        d->chunk = CHUNK_TARGET / elem * elem;
+        if (d->chunk == 0)
+            d->chunk = elem;           /* elements larger than a chunk: one at a time */
+        d->view = calloc((size_t)P, sizeof *d->view);
+        d->srcs = calloc((size_t)P, sizeof *d->srcs);
+        d->scratch = malloc((size_t)(P + 1) * d->chunk);
+        d->out_scratch = d->scratch ? d->scratch + (size_t)P * d->chunk : NULL;
+    }
+    req->algo_state = d;
+    if (!d || !d->view || !d->srcs || !d->scratch)
+        return collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for direct_segments (%d chunks "
+                           "of %llu bytes)", req->args.rank, P, (unsigned long long)(d ? d->chunk : 0));
+    return COLLIE_OK;
+}
+
+static void driver_start(collie_request_t *req) {
+    direct_state *d = req->algo_state;
+    d->phase = POST;
+}
+
+static void find_ref(collie_transport *tp, const void *p, uint64_t len, collie_mem_ref *ref) {
+    ref->fd = -1;
+    if (!tp->ops->mem_find || !tp->ops->mem_find(tp, p, len, ref))
+        ref->fd = -1;
+}
+
+static void post(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    collie_board_entry *e = &tp->board[req->args.rank];
+    e->check = req->check;
+    e->pid = (int32_t)getpid();
+    e->send_addr = (uint64_t)(uintptr_t)req->buf[SBUF_SEND];
+    e->recv_addr = (uint64_t)(uintptr_t)req->buf[SBUF_RECV];
+    find_ref(tp, req->buf[SBUF_SEND], req->args.bytes, &e->send_ref);
+    find_ref(tp, req->buf[SBUF_RECV], req->args.bytes, &e->recv_ref);
+    atomic_store_explicit(&e->ready, (uint64_t)req->call_seq + 1, memory_order_release);
+    for (int q = 0; q < req->args.size; q++)
+        if (q != req->args.rank)
+            collie_wake_later(tp, q);
+}
+
+/* A chunk of this call from q in the channel means q runs another collective here. */
+static int check_channel(collie_request_t *req, int q) {
+    collie_transport *tp = req->team->tp;
+    if (tp->discard && tp->discard[q])
+        return COLLIE_OK;
+    uint64_t s = tp->received[q] + 1;
+    collie_slot_hdr *h = collie_slot(tp, &tp->from[q], s);
+    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
+        return COLLIE_OK;
+    const collie_slot_meta *m = collie_slot_meta_of(h);
+    if (m->call_seq != req->call_seq)
+        return COLLIE_OK;
+    return collie_fail(COLLIE_ERR_MISMATCH, "allreduce #%u (%llu bytes, direct_segments) got a "
+                       "message from rank %d of %s #%u (%llu bytes): ranks called different "
+                       "collectives, counts, types or algorithms", req->call_seq,
+                       (unsigned long long)req->args.bytes, q, collie_coll_name(m->coll),
+                       m->call_seq, (unsigned long long)m->call_bytes);
+}
+
+/* Waits (without blocking) until every rank's `field` reached the call; then COLLIE_OK. */
+static int all_reached(collie_request_t *req, bool ready) {
+    collie_transport *tp = req->team->tp;
+    uint64_t want = (uint64_t)req->call_seq + 1;
+    for (int q = 0; q < req->args.size; q++) {
+        collie_board_entry *e = &tp->board[q];
+        const _Atomic uint64_t *w = ready ? &e->ready : &e->done;
+        if (atomic_load_explicit(w, memory_order_acquire) == want)
+            continue;                   /* == : no peer can be a direct call ahead */
+        req->blocked_peer = q;
+        req->team->wait_word = w;
+        req->team->wait_value = want;
+        return ready ? (check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT)
+                     : COLLIE_TIMEOUT;
+    }
+    return COLLIE_OK;
+}
+
+static int check_calls(collie_request_t *req) {
+    collie_board_entry *b = req->team->tp->board;
+    for (int q = 0; q < req->args.size; q++)
+        if (b[q].check != req->check)
+            return collie_fail(COLLIE_ERR_MISMATCH, "allreduce #%u (%llu bytes, direct_segments): "
+                               "rank %d posted a different call (count, type, op or algorithm)",
+                               req->call_seq, (unsigned long long)req->args.bytes, q);
+    return COLLIE_OK;
+}
+
+static void map_peers(collie_request_t *req, direct_state *d) {
+    collie_transport *tp = req->team->tp;
+    uint64_t len = req->args.bytes;
+    for (int q = 0; q < req->args.size; q++) {
+        peer_view *v = &d->view[q];
+        const collie_board_entry *e = &tp->board[q];
+        if (q == req->args.rank) {
+            v->in = req->buf[SBUF_SEND];
+            v->out = req->buf[SBUF_RECV];
+            continue;
+        }
+        bool can_map = tp->ops->mem_map_peer != NULL;
+        v->in = can_map && e->send_ref.fd >= 0 ? tp->ops->mem_map_peer(tp, q, e->pid, &e->send_ref, len) : NULL;
+        v->out = can_map && e->recv_ref.fd >= 0
+                     ? (char *)(uintptr_t)tp->ops->mem_map_peer(tp, q, e->pid, &e->recv_ref, len)
+                     : NULL;
+    }
+}
+
+static int peer_io_failed(const collie_request_t *req, int q, const char *what, int err) {
+    return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed (%s); the rank "
+                       "died or its memory is not accessible", req->args.rank, what, q,
+                       err ? strerror(err) : "short transfer");
+}
+
+/* Source q's piece [off, off+len) of its input, read if it is not mapped. */
+static int source(collie_request_t *req, direct_state *d, int q, uint64_t off, uint64_t len) {
+    if (d->view[q].in) {
+        d->srcs[q] = d->view[q].in + off;
+        return COLLIE_OK;
+    }
+    const collie_board_entry *e = &req->team->tp->board[q];
+    char *into = d->scratch + (size_t)q * d->chunk;
+    struct iovec local = { into, len }, remote = { (void *)(uintptr_t)(e->send_addr + off), len };
+    ssize_t n = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
+    if (n != (ssize_t)len)
+        return peer_io_failed(req, q, "reading", n < 0 ? errno : 0);
+    d->srcs[q] = into;
+    return COLLIE_OK;
+}
+
+static int deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
+                   uint64_t len) {
+    if (d->view[q].out) {
+        memcpy(d->view[q].out + off, from, len);
+        return COLLIE_OK;
+    }
+    const collie_board_entry *e = &req->team->tp->board[q];
+    struct iovec local = { (void *)from, len }, remote = { (void *)(uintptr_t)(e->recv_addr + off), len };
+    ssize_t n = process_vm_writev(e->pid, &local, 1, &remote, 1, 0);
+    return n == (ssize_t)len ? COLLIE_OK : peer_io_failed(req, q, "writing", n < 0 ? errno : 0);
+}
+
+/* Where this rank's reduced chunks go first: its own output (allreduce, the reduce root),
+ * the root's output when it is mapped, else scratch that is then written to the root. */
+static char *first_target(const collie_request_t *req, const direct_state *d) {
+    int root = req->args.coll == COLL_ALLREDUCE ? req->args.rank : req->args.root;
+    return d->view[root].out;
+}
+
+/* This rank's segment, chunk by chunk: all P reads, the reduction, the writes. */
+static int reduce_segment(collie_request_t *req, direct_state *d) {
+    int P = req->args.size, me = req->args.rank;
+    bool everyone = req->args.coll == COLL_ALLREDUCE;
+    direct_segment mine = direct_seg_of(&req->args, me);
+    char *target = first_target(req, d);
+    for (uint64_t at = 0; at < mine.bytes; at += d->chunk) {
+        uint64_t off = mine.off + at, len = mine.bytes - at < d->chunk ? mine.bytes - at : d->chunk;
+        for (int q = 0; q < P; q++) {
+            int st = source(req, d, q, off, len);
+            if (st)
+                return st;
+        }
+        char *dst = target ? target + off : d->out_scratch;
+        int st = collie_reduce_n(dst, d->srcs, P, len / req->args.elem_size, req->dtype, req->op);
+        for (int i = 1; everyone && !st && i < P; i++)
+            st = deliver(req, d, (me + i) % P, dst, off, len);
+        if (!everyone && !st && !target)
+            st = deliver(req, d, req->args.root, dst, off, len);
+        if (st)
+            return st;
+    }
+    return COLLIE_OK;
+}
+
+static int driver_progress(collie_request_t *req) {
+    direct_state *d = req->algo_state;
+    collie_transport *tp = req->team->tp;
+    if (req->args.size == 1 || req->args.bytes == 0)
+        return collie_exec_progress(req);
+    if (d->phase == POST) {
+        post(req);
+        d->phase = WAIT_READY;
+        req->moves++;
+    }
+    int st;
+    if (d->phase == WAIT_READY) {
+        if ((st = all_reached(req, true)) != COLLIE_OK)
+            return st;
+        if ((st = check_calls(req)) != COLLIE_OK)
+            return st;
+        map_peers(req, d);
+        if ((st = reduce_segment(req, d)) != COLLIE_OK)
+            return st;
+        atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
+                              memory_order_release);
+        for (int q = 0; q < req->args.size; q++)
+            if (q != req->args.rank)
+                collie_wake_later(tp, q);
+        d->phase = WAIT_DONE;
+        req->moves++;
+    }
+    return all_reached(req, false);
+}
+
+static void driver_sleep(collie_request_t *req, uint32_t token, uint64_t timeout_ns) {
+    collie_transport *tp = req->team->tp;
+    tp->ops->sleep(tp, token, timeout_ns);
+}
+
+static void driver_release(collie_request_t *req) {
+    direct_state *d = req->algo_state;
+    if (d) {
+        free(d->view);
+        free(d->srcs);
+        free(d->scratch);
+        free(d);
+    }
+    req->algo_state = NULL;
+}
+
+const collie_algo_driver collie_direct_segments_driver = {
+    driver_prepare, driver_start, driver_progress, driver_sleep, driver_release,
+};
+

@@ -1,0 +1,65 @@
+/*
+ * reduce/direct_segments.c — reduce by direct access to every rank's buffers: each rank
+ * reduces one segment straight out of all P inputs and writes it straight into the
+ * root's output.
+ *
+ * Source: the reduce-scatter + gather decomposition of Rabenseifner 2004 §4 (every rank
+ *   owns 1/P of the vector), done in one step on shared memory instead of in messages.
+ *   Not in the papers' message model: the data moves by loads and stores (collie_alloc
+ *   buffers, mapped) or one kernel copy (process_vm_readv / process_vm_writev).
+ * Protocol (the driver in ../direct_segments.c): post the buffers on the team's board,
+ *   wait until all posted; reduce this rank's segment from all inputs, chunk by chunk,
+ *   straight into the root's output when it is mapped (else through one chunk of scratch
+ *   and process_vm_writev); mark done, wait until all are done.
+ * Rounds: 2 synchronisations.  Bytes per rank: reads n (n/P from each rank), writes n/P
+ *   into the root's output; the root's reduction work is spread over all P ranks.
+ * Restrictions: shared-memory transport with single-copy access (ALGO_NEEDS_SINGLE_COPY);
+ *   at most 255 ranks; any op (rank order, exactly once per element).
+ * Cost: T ≈ 2·t_sync + n·(1 + 1/P)·β_mem + n/P·(P−1)·γ.  build() gives the same data flow
+ *   as messages (a flat reduce-scatter, then a gather to the root) for the verifier and the
+ *   simulator.
+ */
+#include "algorithms/direct_segments.h"
+
+static void build(collie_schedule *s, const collie_coll_args *a) {
+    if (algo_trivial_reduction(s, a))
+        return;
+    int P = a->size, me = a->rank, root = a->root;
+    direct_segment mine = direct_seg_of(a, me);
+    sched_round_begin(s);
+    for (int i = 1; i < P; i++) {
+        direct_segment sq = direct_seg_of(a, (me + i) % P);
+        if (sq.bytes)
+            sched_put(s, (me + i) % P, sched_at(SBUF_SEND, sq.off), sq.bytes);
+    }
+    sched_ref srcs[SCHED_MAX_SOURCES];
+    for (int q = 0; q < P; q++)
+        srcs[q] = q == me ? sched_at(SBUF_SEND, mine.off) : sched_in(q);
+    sched_ref into = me == root ? sched_at(SBUF_RECV, mine.off) : sched_at(SBUF_TMP, 0);
+    if (mine.bytes) {
+        if (me != root)
+            sched_need_tmp(s, mine.bytes);
+        sched_round_begin(s);
+        sched_reduce(s, into, srcs, P, mine.bytes);
+    }
+    sched_round_begin(s);
+    if (me != root && mine.bytes)
+        sched_put(s, root, into, mine.bytes);
+    for (int i = 1; me == root && i < P; i++) {
+        int q = (me + i) % P;
+        direct_segment sq = direct_seg_of(a, q);
+        if (sq.bytes)
+            sched_recv(s, q, sched_at(SBUF_RECV, sq.off), sq.bytes);
+    }
+}
+
+const collie_algorithm collie_algo_reduce_direct_segments = {
+    .name = "direct_segments",
+    .coll = COLL_REDUCE,
+    .needs = ALGO_NEEDS_SHM | ALGO_NEEDS_SINGLE_COPY,
+    .summary = "every rank reduces 1/P of the vector straight from all inputs into the "
+               "root's output (shared memory, single copy; collie_alloc buffers are mapped)",
+    .accepts = direct_segments_accepts,
+    .build = build,
+    .driver = &collie_direct_segments_driver,
+};
