@@ -45,6 +45,7 @@ extern const collie_algorithm collie_algo_reduce_binary_tree;
 extern const collie_algorithm collie_algo_allreduce_hierarchical;
 extern const collie_algorithm collie_algo_allreduce_direct_segments;
 extern const collie_algorithm collie_algo_reduce_direct_segments;
+extern const collie_algorithm collie_algo_bcast_direct_copy;
 extern const collie_algorithm collie_algo_reduce_hierarchical;
 extern const collie_algorithm collie_algo_bcast_hierarchical;
 
@@ -82,6 +83,7 @@ static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_chain,
     &collie_algo_bcast_mcast,
     &collie_algo_bcast_hierarchical,
+    &collie_algo_bcast_direct_copy,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,

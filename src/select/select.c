@@ -159,6 +159,9 @@ static const rule rules[] = {
     { COLL_REDUCE, ANY_P, ALL_BYTES, { "ring", "binomial" } },
     { COLL_BCAST, 2, 4, 4096, { "binary_tree", "flat", "binomial" } },
     { COLL_BCAST, ANY_P, 4096, { "binomial", "flat" } },
+    /* direct_copy (declines without single copy), docs/performance.md: P = 2, 8 KiB-1 MiB */
+    { COLL_BCAST, 2, 2, 4096, { "chain", "binomial" } },
+    { COLL_BCAST, 2, 2, 1 << 20, { "direct_copy", "chain", "binomial" } },
     { COLL_BCAST, 2, 2, ALL_BYTES, { "chain", "binomial" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },

@@ -80,7 +80,7 @@ typedef struct collie_mem_ref {
     uint64_t offset;
 } collie_mem_ref;
 
-/* One rank's entry on the single-copy board (shm transport): what a direct_segments call
+/* One rank's entry on the single-copy board (shm transport): what a direct-access call (direct_access.c)
  * needs to read and write this rank's buffers.  `ready` and `done` hold the call's
  * sequence number + 1 once the fields describe it / once this rank wrote its segment into
  * every rank's output; both only grow.  Two cache lines. */

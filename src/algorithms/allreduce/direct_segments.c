@@ -10,7 +10,7 @@
  *   allreduce of the GASPI-SHAN paper do with their own segments).  Not in the papers'
  *   message model: the data moves by loads and stores (collie_alloc buffers, mapped) or
  *   one kernel copy (process_vm_readv / process_vm_writev, other buffers).
- * Protocol (the driver in ../direct_segments.c): post the buffers on the team's board,
+ * Protocol (the driver in ../direct_access.c): post the buffers on the team's board,
  *   wait until all posted; reduce this rank's segment from all inputs, chunk by chunk,
  *   writing each chunk into all P outputs; mark done, wait until all are done.
  * Rounds: 2 synchronisations.  Bytes per rank: reads n (n/P from each rank), writes n
@@ -22,7 +22,7 @@
  *   rank; no α per message).  build() gives the same data flow as messages (a flat
  *   reduce-scatter + allgather) for the verifier and the simulator.
  */
-#include "algorithms/direct_segments.h"
+#include "algorithms/direct_access.h"
 
 /* ---- the schedule (verifier, simulator): flat reduce-scatter + allgather ---------------- */
 
@@ -64,5 +64,5 @@ const collie_algorithm collie_algo_allreduce_direct_segments = {
                "outputs (shared memory, single copy; collie_alloc buffers are mapped)",
     .accepts = direct_segments_accepts,
     .build = build,
-    .driver = &collie_direct_segments_driver,
+    .driver = &collie_direct_access_driver,
 };

@@ -7,7 +7,7 @@
  *   owns 1/P of the vector), done in one step on shared memory instead of in messages.
  *   Not in the papers' message model: the data moves by loads and stores (collie_alloc
  *   buffers, mapped) or one kernel copy (process_vm_readv / process_vm_writev).
- * Protocol (the driver in ../direct_segments.c): post the buffers on the team's board,
+ * Protocol (the driver in ../direct_access.c): post the buffers on the team's board,
  *   wait until all posted; reduce this rank's segment from all inputs, chunk by chunk,
  *   straight into the root's output when it is mapped (else through one chunk of scratch
  *   and process_vm_writev); mark done, wait until all are done.
@@ -19,7 +19,7 @@
  *   as messages (a flat reduce-scatter, then a gather to the root) for the verifier and the
  *   simulator.
  */
-#include "algorithms/direct_segments.h"
+#include "algorithms/direct_access.h"
 
 static void build(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
@@ -61,5 +61,5 @@ const collie_algorithm collie_algo_reduce_direct_segments = {
                "root's output (shared memory, single copy; collie_alloc buffers are mapped)",
     .accepts = direct_segments_accepts,
     .build = build,
-    .driver = &collie_direct_segments_driver,
+    .driver = &collie_direct_access_driver,
 };

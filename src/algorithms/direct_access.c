@@ -1,7 +1,7 @@
 /*
- * direct_segments.c — the driver of allreduce and reduce `direct_segments` (their files in
- * allreduce/ and reduce/ hold the papers' references, cost and the schedule the verifier
- * and the simulator see).
+ * direct_access.c — the driver of allreduce and reduce `direct_segments` and bcast
+ * `direct_copy` (their files in allreduce/, reduce/ and bcast/ hold the references, cost
+ * and the schedule the verifier and the simulator see).
  *
  * Protocol: a rank posts its buffers' addresses on the team's board (transport.h) and
  *   waits until every rank posted the same call; it reduces its segment chunk by chunk
@@ -9,6 +9,8 @@
  *   all P for allreduce, the root's for reduce — so in place is safe: only this rank
  *   touches this segment anywhere); then it marks itself done and waits until every rank
  *   is done (its own output is complete and no one reads its input any more).
+ *   bcast: a non-root waits only for the root's post, copies the root's buffer into its
+ *   own and marks itself done; the root waits until every rank is done.
  * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores); any other
  *   is read with process_vm_readv into a chunk of scratch and written with
  *   process_vm_writev.  A failed transfer is COLLIE_ERR_PEER naming the rank.
@@ -19,7 +21,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "algorithms/direct_segments.h"
+#include "algorithms/direct_access.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
 #include "core/internal.h"
@@ -117,28 +119,34 @@ static int check_channel(collie_request_t *req, int q) {
     const collie_slot_meta *m = collie_slot_meta_of(h);
     if (m->call_seq != req->call_seq)
         return COLLIE_OK;
-    return collie_fail(COLLIE_ERR_MISMATCH, "allreduce #%u (%llu bytes, direct_segments) got a "
-                       "message from rank %d of %s #%u (%llu bytes): ranks called different "
-                       "collectives, counts, types or algorithms", req->call_seq,
-                       (unsigned long long)req->args.bytes, q, collie_coll_name(m->coll),
-                       m->call_seq, (unsigned long long)m->call_bytes);
+    return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s) got a message from rank %d "
+                       "of %s #%u (%llu bytes): ranks called different collectives, counts, "
+                       "types or algorithms", collie_coll_name(req->args.coll), req->call_seq,
+                       (unsigned long long)req->args.bytes, req->algo->name, q,
+                       collie_coll_name(m->coll), m->call_seq, (unsigned long long)m->call_bytes);
 }
 
-/* Waits (without blocking) until every rank's `field` reached the call; then COLLIE_OK. */
-static int all_reached(collie_request_t *req, bool ready) {
-    collie_transport *tp = req->team->tp;
+/* Has rank q's `ready` (or `done`) reached this call?  Else note q as the one waited for. */
+static bool reached(collie_request_t *req, int q, bool ready) {
+    collie_board_entry *e = &req->team->tp->board[q];
+    const _Atomic uint64_t *w = ready ? &e->ready : &e->done;
     uint64_t want = (uint64_t)req->call_seq + 1;
-    for (int q = 0; q < req->args.size; q++) {
-        collie_board_entry *e = &tp->board[q];
-        const _Atomic uint64_t *w = ready ? &e->ready : &e->done;
-        if (atomic_load_explicit(w, memory_order_acquire) == want)
-            continue;                   /* == : no peer can be a direct call ahead */
-        req->blocked_peer = q;
-        req->team->wait_word = w;
-        req->team->wait_value = want;
-        return ready ? (check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT)
-                     : COLLIE_TIMEOUT;
-    }
+    /* At or past it: a bcast non-root returns without waiting for the others, so it may
+     * already be in a later call (whose fields nobody of this call reads any more: a rank
+     * leaves a call that others read from only after they are done).  Wrap-safe. */
+    if ((int32_t)((uint32_t)atomic_load_explicit(w, memory_order_acquire) - (uint32_t)want) >= 0)
+        return true;
+    req->blocked_peer = q;
+    req->team->wait_word = w;
+    req->team->wait_value = want;
+    return false;
+}
+
+/* Waits (without blocking) until every rank's `ready` (`done`) reached the call. */
+static int all_reached(collie_request_t *req, bool ready) {
+    for (int q = 0; q < req->args.size; q++)
+        if (!reached(req, q, ready))
+            return check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
     return COLLIE_OK;
 }
 
@@ -146,9 +154,10 @@ static int check_calls(collie_request_t *req) {
     collie_board_entry *b = req->team->tp->board;
     for (int q = 0; q < req->args.size; q++)
         if (b[q].check != req->check)
-            return collie_fail(COLLIE_ERR_MISMATCH, "allreduce #%u (%llu bytes, direct_segments): "
-                               "rank %d posted a different call (count, type, op or algorithm)",
-                               req->call_seq, (unsigned long long)req->args.bytes, q);
+            return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d posted a "
+                               "different call (count, type, op, root or algorithm)",
+                               collie_coll_name(req->args.coll), req->call_seq,
+                               (unsigned long long)req->args.bytes, req->algo->name, q);
     return COLLIE_OK;
 }
 
@@ -237,9 +246,84 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
     return COLLIE_OK;
 }
 
+/* Posts this rank's `done` and wakes the ranks that may wait for it. */
+static void mark_done(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
+                          memory_order_release);
+    for (int q = 0; q < req->args.size; q++)
+        if (q != req->args.rank)
+            collie_wake_later(tp, q);
+    req->moves++;
+}
+
+/* allreduce, reduce: all posted -> this rank's segment -> done -> all done. */
+static int progress_segments(collie_request_t *req, direct_state *d) {
+    int st;
+    if (d->phase == WAIT_READY) {
+        if ((st = all_reached(req, true)) != COLLIE_OK || (st = check_calls(req)) != COLLIE_OK)
+            return st;
+        map_peers(req, d);
+        if ((st = reduce_segment(req, d)) != COLLIE_OK)
+            return st;
+        mark_done(req);
+        d->phase = WAIT_DONE;
+    }
+    return all_reached(req, false);
+}
+
+/* bcast, non-root: the root's buffer, straight into this rank's. */
+static int copy_from_root(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    int root = req->args.root;
+    const collie_board_entry *e = &tp->board[root];
+    char *into = req->buf[SBUF_RECV];
+    uint64_t n = req->args.bytes;
+    const char *mapped = tp->ops->mem_map_peer && e->send_ref.fd >= 0
+                             ? tp->ops->mem_map_peer(tp, root, e->pid, &e->send_ref, n) : NULL;
+    if (mapped) {
+        memcpy(into, mapped, n);
+        return COLLIE_OK;
+    }
+    for (uint64_t at = 0; at < n;) {
+        uint64_t len = n - at < (1u << 20) ? n - at : (1u << 20);
+        struct iovec local = { into + at, len }, remote = { (void *)(uintptr_t)(e->send_addr + at), len };
+        ssize_t got = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
+        if (got <= 0)
+            return peer_io_failed(req, root, "reading", got < 0 ? errno : 0);
+        at += (uint64_t)got;
+    }
+    return COLLIE_OK;
+}
+
+/* bcast: a non-root waits for the root's post, copies, is done; the root waits for all. */
+static int progress_copy(collie_request_t *req, direct_state *d) {
+    int root = req->args.root, st;
+    if (req->args.rank == root) {
+        if (d->phase == WAIT_READY) {
+            mark_done(req);
+            d->phase = WAIT_DONE;
+        }
+        return all_reached(req, false);
+    }
+    if (d->phase == WAIT_READY) {
+        if (!reached(req, root, true))
+            return check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        if (req->team->tp->board[root].check != req->check)
+            return collie_fail(COLLIE_ERR_MISMATCH, "bcast #%u (%llu bytes, %s): the root, rank "
+                               "%d, posted a different call (count, type, root or algorithm)",
+                               req->call_seq, (unsigned long long)req->args.bytes,
+                               req->algo->name, root);
+        if ((st = copy_from_root(req)) != COLLIE_OK)
+            return st;
+        mark_done(req);
+        d->phase = WAIT_DONE;
+    }
+    return COLLIE_OK;
+}
+
 static int driver_progress(collie_request_t *req) {
     direct_state *d = req->algo_state;
-    collie_transport *tp = req->team->tp;
     if (req->args.size == 1 || req->args.bytes == 0)
         return collie_exec_progress(req);
     if (d->phase == POST) {
@@ -247,24 +331,7 @@ static int driver_progress(collie_request_t *req) {
         d->phase = WAIT_READY;
         req->moves++;
     }
-    int st;
-    if (d->phase == WAIT_READY) {
-        if ((st = all_reached(req, true)) != COLLIE_OK)
-            return st;
-        if ((st = check_calls(req)) != COLLIE_OK)
-            return st;
-        map_peers(req, d);
-        if ((st = reduce_segment(req, d)) != COLLIE_OK)
-            return st;
-        atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
-                              memory_order_release);
-        for (int q = 0; q < req->args.size; q++)
-            if (q != req->args.rank)
-                collie_wake_later(tp, q);
-        d->phase = WAIT_DONE;
-        req->moves++;
-    }
-    return all_reached(req, false);
+    return req->args.coll == COLL_BCAST ? progress_copy(req, d) : progress_segments(req, d);
 }
 
 static void driver_sleep(collie_request_t *req, uint32_t token, uint64_t timeout_ns) {
@@ -283,7 +350,7 @@ static void driver_release(collie_request_t *req) {
     req->algo_state = NULL;
 }
 
-const collie_algo_driver collie_direct_segments_driver = {
+const collie_algo_driver collie_direct_access_driver = {
     driver_prepare, driver_start, driver_progress, driver_sleep, driver_release,
 };
 

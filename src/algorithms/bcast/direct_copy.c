@@ -1,0 +1,45 @@
+/*
+ * bcast/direct_copy.c — broadcast by direct access: every rank copies the root's buffer
+ * straight into its own.
+ *
+ * Source: the one-sided (RMA) broadcast of the linear tree (issue: "one-sided, put-based
+ *   broadcast trees: linear ..."), turned into gets: on shared memory each rank reads the
+ *   root's buffer itself, so the root does no copying and the P − 1 copies run in
+ *   parallel (the shape of Intel MPI's topo_shm_flat and Open MPI's basic_linear over
+ *   single-copy CMA).  Not a message algorithm: the data moves by one memcpy from a mapped
+ *   collie_alloc buffer or one process_vm_readv.
+ * Protocol (the driver in ../direct_access.c): every rank posts on the team's board; a
+ *   non-root waits for the root's post, copies, and posts done; the root waits until
+ *   every rank is done (its buffer is read until then).
+ * Rounds: 1 synchronisation (2 for the root).  Bytes per rank: a non-root reads n; the
+ *   root moves nothing.
+ * Restrictions: shared-memory transport with single-copy access (ALGO_NEEDS_SINGLE_COPY);
+ *   at most 255 ranks.
+ * Cost: T ≈ t_sync + n·β_mem (a non-root), the root t_sync + max over ranks.  build()
+ *   gives the same data flow as messages (the root's buffer to every rank: `flat`) for the
+ *   verifier and the simulator.
+ */
+#include "algorithms/direct_access.h"
+
+static void build(collie_schedule *s, const collie_coll_args *a) {
+    if (a->bytes == 0)
+        return;
+    sched_ref buf = sched_at(SBUF_RECV, 0);
+    if (a->rank != a->root) {
+        sched_recv(s, a->root, buf, a->bytes);
+        return;
+    }
+    for (int i = 1; i < a->size; i++)
+        sched_put(s, (a->root + i) % a->size, buf, a->bytes);
+}
+
+const collie_algorithm collie_algo_bcast_direct_copy = {
+    .name = "direct_copy",
+    .coll = COLL_BCAST,
+    .needs = ALGO_NEEDS_SHM | ALGO_NEEDS_SINGLE_COPY,
+    .summary = "every rank copies the root's buffer straight into its own (shared memory, "
+               "single copy; collie_alloc buffers are mapped)",
+    .accepts = direct_segments_accepts,
+    .build = build,
+    .driver = &collie_direct_access_driver,
+};

@@ -1,0 +1,24 @@
+/*
+ * direct_access.h — the driver of the algorithms that read and write other ranks' buffers
+ * directly, synchronised through the team's board (direct_access.c): allreduce and reduce
+ * `direct_segments` (every rank reduces its 1/P segment straight out of all inputs and
+ * writes it into every output, or the root's) and bcast `direct_copy` (every rank copies
+ * the root's buffer into its own).
+ */
+#ifndef COLLIE_DIRECT_ACCESS_H
+#define COLLIE_DIRECT_ACCESS_H
+
+#include "algorithms/algorithm.h"
+
+typedef struct direct_segment {
+    uint64_t off, bytes;
+} direct_segment;
+
+/* Rank q's segment of the vector (element-aligned, the first count % P one element longer). */
+direct_segment direct_seg_of(const collie_coll_args *a, int q);
+/* Declines teams larger than SCHED_MAX_SOURCES (the sources of one reduction). */
+bool direct_segments_accepts(const collie_coll_args *a, const char **why);
+
+extern const collie_algo_driver collie_direct_access_driver;
+
+#endif
