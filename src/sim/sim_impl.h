@@ -49,10 +49,16 @@ typedef struct sim_event {
     uint8_t kind;
 } sim_event;
 
+/* Events pushed for the current instant (ranks in lockstep: most of them) go to a FIFO
+ * instead of the heap; pop takes the earlier of the two heads, so the order stays
+ * (time, push order) exactly. */
 typedef struct sim_heap {
     sim_event *v;
     size_t n, cap;
     uint64_t seq;
+    double now;                 /* time of the last popped event */
+    sim_event *fifo;            /* ring buffer: events at time `now`, push order */
+    size_t fhead, fn, fcap;
 } sim_heap;
 
 bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver);
