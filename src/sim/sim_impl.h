@@ -112,6 +112,7 @@ typedef struct sim_rank {
     int32_t q_head, q_tail;     /* messages waiting for the links, issue order */
     int32_t x_head;             /* messages in transfer */
     int32_t w_head, w_tail;     /* messages waiting for this rank's incoming link */
+    int32_t free_msg;           /* its free messages (linked by qnext) */
     uint32_t unfinished;        /* own messages not yet off the outgoing link */
     bool rounds_done, finished;
 } sim_rank;
@@ -124,7 +125,7 @@ typedef struct sim_engine {
     bool sym;
     sim_rank *ranks;
     sim_msg *msgs;
-    int32_t nmsgs, capmsgs, free_msg;
+    int32_t nmsgs, capmsgs;
     sim_heap heap;
     sim_table pairs;            /* (from, to): a = messages sent, b = incoming assigned */
     sim_table inbox;            /* (from, to, seq): a = 1 arrived (t) / 2 REDUCE a waits */
