@@ -20,9 +20,13 @@
 #include "sim_draw.h"
 #include "sim_opts.h"
 
-#define FULL_EVENT_BUDGET 40000000.0     /* auto: above this many operations, or */
-#define FULL_BUILD_BUDGET 5.0            /* this many seconds of schedule building, use the
-                                            symmetric method or a closed form */
+#define SECONDS_PER_OP 1e-6              /* CPU time of the full run per operation, measured
+                                            at P = 16384 … 65536 (docs/simulator.md) */
+#define FULL_CPU_BUDGET 10.0             /* auto: full runs estimated above this many CPU
+                                            seconds use the symmetric method or a closed
+                                            form when they can */
+#define FORCED_SYMMETRY_RANKS 64         /* --method symmetric: ranks checked first (auto
+                                            checks all) */
 #define CLOSED_FORM_FROM 1e6             /* closed forms that agree with the full run
                                             (flat, ring_pipelined; ring if count >= P) are
                                             used from this many operations on */
@@ -88,9 +92,11 @@ static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *
 }
 
 /* --method auto: a closed form that agrees with the full run from CLOSED_FORM_FROM
- * operations on; else the full simulation up to FULL_EVENT_BUDGET operations, else the
- * symmetric one if the schedules are rotation-symmetric, else a closed form (an estimate),
- * else the full one up to 10 times the budgets; NULL, or why none applies. */
+ * operations on; else the full simulation if its estimated CPU time (operations times
+ * SECONDS_PER_OP, plus building the schedules) is within FULL_CPU_BUDGET, else the
+ * symmetric one if every rank's schedule is rank 0's rotated (checking that costs building
+ * every schedule: done when that is within the budget), else a closed form (an estimate),
+ * else the full one up to 10 times the budget; NULL, or why none applies. */
 static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
                                  const collie_coll_args *a, int *method) {
     static char why[200];
@@ -99,15 +105,18 @@ static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
     if (strcmp(o->method, "auto") != 0)
         return NULL;
     double build_s = 0, ops = estimate_ops(alg, a, &build_s);
+    double full_s = ops * SECONDS_PER_OP + build_s;
     bool closed = sim_closed_form_has(alg) && o->model.kind == SIM_HOCKNEY;
     bool close_enough = strcmp(alg->name, "ring") != 0 || a->count >= (size_t)a->size;
     if (closed && close_enough && ops > CLOSED_FORM_FROM) {
         *method = METHOD_CLOSED;        /* agrees with the full run (test_sim) */
         return NULL;
     }
-    if (ops < 0 || (ops <= FULL_EVENT_BUDGET && build_s <= FULL_BUILD_BUDGET))
+    if (ops < 0 || full_s <= FULL_CPU_BUDGET)
         return NULL;
-    if (sim_symmetric(alg, a, why, sizeof why)) {
+    snprintf(why, sizeof why, "not checked for rotation symmetry (building costs %.0f s)",
+             build_s);
+    if (build_s <= FULL_CPU_BUDGET && sim_symmetric(alg, a, why, sizeof why)) {
         *method = SIM_SYMMETRIC;
         return NULL;
     }
@@ -115,7 +124,7 @@ static const char *choose_method(const sim_opts *o, const collie_algorithm *alg,
         *method = METHOD_CLOSED;
         return NULL;
     }
-    if (ops <= 10 * FULL_EVENT_BUDGET && build_s <= 10 * FULL_BUILD_BUDGET)
+    if (full_s <= 10 * FULL_CPU_BUDGET)
         return NULL;                    /* slow (minutes), but possible */
     return why;
 }
@@ -127,6 +136,9 @@ static const char *method_name(int method) {
 /* Runs one prediction by the chosen method; NULL, or why it failed. */
 static const char *run_method(const sim_opts *o, sim_config *c, int method, sim_result *r) {
     static char why[256];
+    if (method == SIM_SYMMETRIC &&    /* forced: a quick check of the first ranks */
+        !sim_symmetric_upto(c->alg, &c->args, FORCED_SYMMETRY_RANKS, why, sizeof why))
+        return why;
     if (method != METHOD_CLOSED) {
         c->method = method;
         return sim_run(c, r) == 0 ? NULL : r->err;

@@ -101,11 +101,35 @@ void cp_free(cp_state *st) {
     st->index_cap = 0;
 }
 
+/* Walks the canonical pieces of the cyclic range (first, len) in order, each found from
+ * the previous one's end (pbf_cyclic_piece would start over for every piece). */
+typedef struct piece_walk {
+    int lo, hi, rest, p;
+} piece_walk;
+
+static piece_walk walk_begin(int first, int len, int p) {
+    int end = first + len;
+    piece_walk w = { first, end <= p ? end : p, end <= p ? 0 : end - p, p };
+    return w;
+}
+
+static bool walk_next(piece_walk *w, int *a, int *e) {
+    if (w->lo >= w->hi) {
+        if (w->rest <= 0)
+            return false;
+        w->lo = 0;
+        w->hi = w->rest;
+        w->rest = 0;
+    }
+    *a = w->lo;
+    *e = w->lo = pbf_node_end(w->lo, w->hi, w->p);
+    return true;
+}
+
 void cp_send(cp_state *st, int peer, int first, int len) {
-    int p = st->a->size, n = pbf_cyclic_npieces(first, len, p);
-    for (int i = 0; i < n; i++) {
-        int a, e;
-        pbf_cyclic_piece(first, len, p, i, &a, &e);
+    piece_walk w = walk_begin(first, len, st->a->size);
+    int a, e;
+    while (walk_next(&w, &a, &e)) {
         int h = find(st, a, e);
         if (h < 0) {
             st->s->error = COLLIE_ERR_INTERNAL;   /* a builder bug: sending what it lacks */
@@ -118,10 +142,10 @@ void cp_send(cp_state *st, int peer, int first, int len) {
 /* A piece already held (dissemination's overlap) still arrives: it lands in a slot of
  * its own and is dropped — its value is the held one. */
 void cp_recv(cp_state *st, int peer, int first, int len) {
-    int p = st->a->size, n = pbf_cyclic_npieces(first, len, p);
-    for (int i = 0; i < n; i++) {
-        int a, e, slot = new_slot(st);
-        pbf_cyclic_piece(first, len, p, i, &a, &e);
+    piece_walk w = walk_begin(first, len, st->a->size);
+    int a, e;
+    while (walk_next(&w, &a, &e)) {
+        int slot = new_slot(st);
         sched_recv(st->s, peer, ref_of(st, slot), st->a->bytes);
         if (find(st, a, e) < 0 && !add(st, a, e, slot))
             return;

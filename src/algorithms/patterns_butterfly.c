@@ -24,15 +24,19 @@ bool pbf_pe_block_has_leftover(int rank, int step, int p) {
 
 static int min_int(int x, int y) { return x < y ? x : y; }
 
+static int floor_log2(unsigned x) { return 31 - __builtin_clz(x); }
+
+/* The largest level l (node size 2^l, 1 <= l <= 30) with a a multiple of 2^l, 2^(l-1) < p
+ * and the node's end min(a + 2^l, p) <= b; a + 1 when there is none. */
 int pbf_node_end(int a, int b, int p) {
-    int best = a + 1;
-    for (int l = 1; l < 31 && (a % (1 << l)) == 0 && (1 << (l - 1)) < p; l++) {
-        int e = min_int(a + (1 << l), p);
-        if (e > b)
-            break;
-        best = e;
-    }
-    return best;
+    int top = a ? min_int(__builtin_ctz((unsigned)a), 30) : 30;
+    if (p > 1)
+        top = min_int(top, floor_log2((unsigned)(p - 1)) + 1);
+    else
+        top = 0;
+    if (p > b)                                      /* the end is a + 2^l: at most b */
+        top = b - a < 2 ? 0 : min_int(top, floor_log2((unsigned)(b - a)));
+    return top < 1 ? a + 1 : min_int(a + (1 << top), p);
 }
 
 static int linear_npieces(int a, int b, int p) {

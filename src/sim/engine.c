@@ -11,10 +11,13 @@ static sim_rank *rank_of(sim_engine *e, int r) {
     return &e->ranks[e->sym ? 0 : r];
 }
 
-static int32_t new_msg(sim_engine *e) {
-    if (e->free_msg != SIM_NONE) {
-        int32_t id = e->free_msg;
-        e->free_msg = e->msgs[id].qnext;
+/* A free message of sender r: each sender reuses its own (its queue stays close in memory,
+ * which keeps the scans of pump_sender cheap at large P). */
+static int32_t new_msg(sim_engine *e, int r) {
+    sim_rank *rs = rank_of(e, r);
+    if (rs->free_msg != SIM_NONE) {
+        int32_t id = rs->free_msg;
+        rs->free_msg = e->msgs[id].qnext;
         return id;
     }
     if (e->nmsgs == e->capmsgs) {
@@ -163,8 +166,9 @@ static void release_msg(sim_engine *e, int32_t id) {
     g->state = g->waiting ? MSG_ZOMBIE : MSG_FREE;
     if (g->waiting)
         return;
-    g->qnext = e->free_msg;
-    e->free_msg = id;
+    sim_rank *from = rank_of(e, g->from);
+    g->qnext = from->free_msg;
+    from->free_msg = id;
 }
 
 /* The receiver's incoming link is free: the messages waiting for it, in order. */
@@ -188,7 +192,7 @@ static bool pump_receiver(sim_engine *e, int q, double now) {
 
 bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) {
     sim_entry *pair = sim_table_get(&e->pairs, sim_pair_key(r, op->peer));
-    int32_t id = new_msg(e);
+    int32_t id = new_msg(e, r);
     if (!pair || id == SIM_NONE)
         return sim_fail(e, "out of memory");
     sim_msg *g = &e->msgs[id];

@@ -205,7 +205,6 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     e->res = out;
     e->P = c->args.size;
     e->sym = c->method == SIM_SYMMETRIC;
-    e->free_msg = SIM_NONE;
     const char *why = NULL;
     if (!c->alg || e->P < 1 || e->P > SIM_MAX_P)
         return sim_fail(e, "no algorithm, or P outside 1 … %d", SIM_MAX_P);
@@ -219,7 +218,7 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     for (int r = 0; r < e->nranks; r++) {
         sim_rank *rs = &e->ranks[r];
         rs->out_msg = rs->in_msg = rs->q_head = rs->q_tail = rs->x_head = SIM_NONE;
-        rs->w_head = rs->w_tail = SIM_NONE;
+        rs->w_head = rs->w_tail = rs->free_msg = SIM_NONE;
         if (!sim_heap_push(&e->heap, 0.0, EV_START, r, 0))
             return sim_fail(e, "out of memory");
     }

@@ -110,10 +110,13 @@ int sim_run(const sim_config *c, sim_result *out);
 /* Is the algorithm's communication for args rotation-symmetric: rank q's schedule is rank
  * 0's with every peer shifted by q — same rounds, operation kinds, sizes and incoming
  * peers (the number of local operands of a REDUCE may differ: SIM_SYMMETRIC then charges
- * every rank rank 0's computation)?  Checked on a sample of ranks (all ranks when
- * P <= 64).  false with the first difference in why. */
+ * every rank rank 0's computation)?  Checked on every rank (building all P schedules;
+ * it stops at the first difference).  false with the first difference in why. */
 bool sim_symmetric(const collie_algorithm *alg, const collie_coll_args *args, char *why,
                    size_t whysz);
+/* The same check on ranks 0 … upto - 1 only (a quick test that rejects, never a proof). */
+bool sim_symmetric_upto(const collie_algorithm *alg, const collie_coll_args *args, int upto,
+                        char *why, size_t whysz);
 
 /* Closed forms (closed_form.c) of the allreduce algorithms whose full simulation needs P²
  * messages: flat, ring, ring_pipelined; Hockney model only.  Exact where the ranks run in

@@ -49,10 +49,16 @@ typedef struct sim_event {
     uint8_t kind;
 } sim_event;
 
+/* Events pushed for the current instant (ranks in lockstep: most of them) go to a FIFO
+ * instead of the heap; pop takes the earlier of the two heads, so the order stays
+ * (time, push order) exactly. */
 typedef struct sim_heap {
     sim_event *v;
     size_t n, cap;
     uint64_t seq;
+    double now;                 /* time of the last popped event */
+    sim_event *fifo;            /* ring buffer: events at time `now`, push order */
+    size_t fhead, fn, fcap;
 } sim_heap;
 
 bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver);
@@ -106,6 +112,7 @@ typedef struct sim_rank {
     int32_t q_head, q_tail;     /* messages waiting for the links, issue order */
     int32_t x_head;             /* messages in transfer */
     int32_t w_head, w_tail;     /* messages waiting for this rank's incoming link */
+    int32_t free_msg;           /* its free messages (linked by qnext) */
     uint32_t unfinished;        /* own messages not yet off the outgoing link */
     bool rounds_done, finished;
 } sim_rank;
@@ -118,7 +125,7 @@ typedef struct sim_engine {
     bool sym;
     sim_rank *ranks;
     sim_msg *msgs;
-    int32_t nmsgs, capmsgs, free_msg;
+    int32_t nmsgs, capmsgs;
     sim_heap heap;
     sim_table pairs;            /* (from, to): a = messages sent, b = incoming assigned */
     sim_table inbox;            /* (from, to, seq): a = 1 arrived (t) / 2 REDUCE a waits */

@@ -142,6 +142,45 @@ static void test_symmetric(void) {
     }
 }
 
+/* The log-round algorithms with canonical pieces: wherever sim_symmetric accepts them
+ * (every rank checked), the symmetric run gives the full run's time exactly; counts how
+ * often it accepts, so the comparison is not vacuous (power-of-two P, where rank q's
+ * pieces are rank 0's shifted). */
+static void test_symmetric_log_rounds(void) {
+    const char *names[] = { "dissemination", "nway_dissemination", "bruck" };
+    int sizes[] = { 2, 3, 4, 5, 8, 13, 16, 31, 32, 64, 100, 128, 256, 1024 };
+    size_t bytes[] = { 8, 4096 };
+    sim_model m;
+    sim_model_default(&m);
+    for (int n = 0; n < 3; n++) {
+        const collie_algorithm *alg = collie_algorithm_find(COLL_ALLREDUCE, names[n]);
+        int accepted = 0;
+        for (size_t i = 0; alg && i < sizeof sizes / sizeof sizes[0]; i++)
+            for (int b = 0; b < 2; b++) {
+                collie_coll_args a;
+                memset(&a, 0, sizeof a);
+                a.coll = COLL_ALLREDUCE;
+                a.size = sizes[i];
+                a.elem_size = 8;
+                a.count = bytes[b] / 8;
+                a.bytes = bytes[b];
+                a.commutative = true;
+                a.shared_memory = true;
+                char why[200], what[96];
+                if (!sim_symmetric(alg, &a, why, sizeof why))
+                    continue;
+                accepted++;
+                double full = run(COLL_ALLREDUCE, names[n], sizes[i], bytes[b], &m, SIM_FULL);
+                double sym = run(COLL_ALLREDUCE, names[n], sizes[i], bytes[b], &m, SIM_SYMMETRIC);
+                snprintf(what, sizeof what, "%s P=%d %zu B symmetric vs full", names[n],
+                         sizes[i], bytes[b]);
+                check_close(what, sym, full);
+            }
+        printf("%s: symmetric accepted for %d of %zu cases\n", names[n], accepted,
+               2 * sizeof sizes / sizeof sizes[0]);
+    }
+}
+
 /* The closed forms (closed_form.c) against the full simulation, P = 2 … 40: flat and
  * ring_pipelined exactly; ring within one segment's reduction γ·s when count >= P (rank
  * 0 skips a reduction, odd P); with count < P ranks leave lockstep and ring's formula
@@ -286,6 +325,7 @@ int main(void) {
     test_hand_costs();
     test_loggp();
     test_symmetric();
+    test_symmetric_log_rounds();
     test_closed_forms();
     test_model_files();
     test_all_complete();
