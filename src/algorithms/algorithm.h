@@ -96,6 +96,10 @@ static inline bool algo_trivial_reduction(collie_schedule *s, const collie_coll_
     return true;
 }
 
+/* bcast `flat`'s schedule, the root's buffer to every rank (bcast/flat.c; also the
+ * schedule bcast `direct_copy` shows the verifier). */
+void algo_bcast_root_to_all(collie_schedule *s, const collie_coll_args *a);
+
 /* Registry (registry.c). */
 const collie_algorithm *collie_algorithm_find(int coll, const char *name);
 size_t collie_algorithm_count(int coll);

@@ -43,6 +43,31 @@ bool direct_segments_accepts(const collie_coll_args *a, const char **why) {
     return true;
 }
 
+/* ---- the schedules the verifier and the simulator see ----------------------------------- */
+
+direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_coll_args *a,
+                                              bool into_tmp) {
+    int P = a->size, me = a->rank;
+    direct_segment mine = direct_seg_of(a, me);
+    sched_round_begin(s);
+    for (int i = 1; i < P; i++) {
+        direct_segment sq = direct_seg_of(a, (me + i) % P);
+        if (sq.bytes)
+            sched_put(s, (me + i) % P, sched_at(SBUF_SEND, sq.off), sq.bytes);
+    }
+    sched_ref srcs[SCHED_MAX_SOURCES];
+    for (int q = 0; q < P; q++)
+        srcs[q] = q == me ? sched_at(SBUF_SEND, mine.off) : sched_in(q);
+    if (mine.bytes) {
+        if (into_tmp)
+            sched_need_tmp(s, mine.bytes);
+        sched_round_begin(s);
+        sched_reduce(s, into_tmp ? sched_at(SBUF_TMP, 0) : sched_at(SBUF_RECV, mine.off), srcs,
+                     P, mine.bytes);
+    }
+    return mine;
+}
+
 /* ---- the driver ------------------------------------------------------------------------ */
 
 enum phase { POST = 0, WAIT_READY, WAIT_DONE };

@@ -19,6 +19,11 @@ direct_segment direct_seg_of(const collie_coll_args *a, int q);
 /* Declines teams larger than SCHED_MAX_SOURCES (the sources of one reduction). */
 bool direct_segments_accepts(const collie_coll_args *a, const char **why);
 
+/* The schedules the verifier and the simulator see (the driver does not run them):
+ * round 1 every rank sends segment q of its input to rank q, then reduces its own segment
+ * from all P in rank order into `into` (its RECV segment, or TMP); returns that segment. */
+direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_coll_args *a,
+                                              bool into_tmp);
 extern const collie_algo_driver collie_direct_access_driver;
 
 #endif

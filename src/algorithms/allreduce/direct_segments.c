@@ -30,24 +30,10 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank;
-    direct_segment mine = direct_seg_of(a, me);
+    direct_segment mine = direct_schedule_reduce_scatter(s, a, false);
     sched_round_begin(s);
-    for (int i = 1; i < P; i++) {
-        direct_segment sq = direct_seg_of(a, (me + i) % P);
-        if (sq.bytes)
-            sched_put(s, (me + i) % P, sched_at(SBUF_SEND, sq.off), sq.bytes);
-    }
-    sched_ref srcs[SCHED_MAX_SOURCES];
-    for (int q = 0; q < P; q++)
-        srcs[q] = q == me ? sched_at(SBUF_SEND, mine.off) : sched_in(q);
-    if (mine.bytes) {
-        sched_round_begin(s);
-        sched_reduce(s, sched_at(SBUF_RECV, mine.off), srcs, P, mine.bytes);
-    }
-    sched_round_begin(s);
-    for (int i = 1; i < P; i++)
-        if (mine.bytes)
-            sched_put(s, (me + i) % P, sched_at(SBUF_RECV, mine.off), mine.bytes);
+    for (int i = 1; i < P && mine.bytes; i++)
+        sched_put(s, (me + i) % P, sched_at(SBUF_RECV, mine.off), mine.bytes);
     for (int i = 1; i < P; i++) {
         int q = (me + P - i) % P;
         direct_segment sq = direct_seg_of(a, q);

@@ -21,18 +21,6 @@
  */
 #include "algorithms/direct_access.h"
 
-static void build(collie_schedule *s, const collie_coll_args *a) {
-    if (a->bytes == 0)
-        return;
-    sched_ref buf = sched_at(SBUF_RECV, 0);
-    if (a->rank != a->root) {
-        sched_recv(s, a->root, buf, a->bytes);
-        return;
-    }
-    for (int i = 1; i < a->size; i++)
-        sched_put(s, (a->root + i) % a->size, buf, a->bytes);
-}
-
 const collie_algorithm collie_algo_bcast_direct_copy = {
     .name = "direct_copy",
     .coll = COLL_BCAST,
@@ -40,6 +28,6 @@ const collie_algorithm collie_algo_bcast_direct_copy = {
     .summary = "every rank copies the root's buffer straight into its own (shared memory, "
                "single copy; collie_alloc buffers are mapped)",
     .accepts = direct_segments_accepts,
-    .build = build,
+    .build = algo_bcast_root_to_all,
     .driver = &collie_direct_access_driver,
 };

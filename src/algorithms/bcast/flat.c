@@ -12,7 +12,7 @@
  */
 #include "algorithms/algorithm.h"
 
-static void build(collie_schedule *s, const collie_coll_args *a) {
+void algo_bcast_root_to_all(collie_schedule *s, const collie_coll_args *a) {
     if (a->bytes == 0)
         return;
     sched_ref buf = sched_at(SBUF_RECV, 0);
@@ -30,5 +30,5 @@ const collie_algorithm collie_algo_bcast_flat = {
     .needs = ALGO_NEEDS_SHM,
     .summary = "the root writes the buffer to every rank (shared memory)",
     .accepts = NULL,
-    .build = build,
+    .build = algo_bcast_root_to_all,
 };

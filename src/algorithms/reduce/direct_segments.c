@@ -25,26 +25,10 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank, root = a->root;
-    direct_segment mine = direct_seg_of(a, me);
-    sched_round_begin(s);
-    for (int i = 1; i < P; i++) {
-        direct_segment sq = direct_seg_of(a, (me + i) % P);
-        if (sq.bytes)
-            sched_put(s, (me + i) % P, sched_at(SBUF_SEND, sq.off), sq.bytes);
-    }
-    sched_ref srcs[SCHED_MAX_SOURCES];
-    for (int q = 0; q < P; q++)
-        srcs[q] = q == me ? sched_at(SBUF_SEND, mine.off) : sched_in(q);
-    sched_ref into = me == root ? sched_at(SBUF_RECV, mine.off) : sched_at(SBUF_TMP, 0);
-    if (mine.bytes) {
-        if (me != root)
-            sched_need_tmp(s, mine.bytes);
-        sched_round_begin(s);
-        sched_reduce(s, into, srcs, P, mine.bytes);
-    }
+    direct_segment mine = direct_schedule_reduce_scatter(s, a, me != root);
     sched_round_begin(s);
     if (me != root && mine.bytes)
-        sched_put(s, root, into, mine.bytes);
+        sched_put(s, root, sched_at(SBUF_TMP, 0), mine.bytes);
     for (int i = 1; me == root && i < P; i++) {
         int q = (me + i) % P;
         direct_segment sq = direct_seg_of(a, q);
