@@ -64,7 +64,7 @@ typedef struct collie_algo_driver {
      * waits (setting req->blocked_peer and bumping req->moves when something moved). */
     int (*progress)(struct collie_request *req);
     /* Sleep at most timeout_ns or until something may have arrived (token as for the
-     * transport's sleep). */
+     * transport's sleep); NULL: the transport's sleep. */
     void (*sleep)(struct collie_request *req, uint32_t token, uint64_t timeout_ns);
     void (*release)(struct collie_request *req);   /* free req->algo_state */
 } collie_algo_driver;

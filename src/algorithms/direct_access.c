@@ -111,12 +111,6 @@ static void driver_start(collie_request_t *req) {
     d->phase = POST;
 }
 
-static void find_ref(collie_transport *tp, const void *p, uint64_t len, collie_mem_ref *ref) {
-    ref->fd = -1;
-    if (!tp->ops->mem_find || !tp->ops->mem_find(tp, p, len, ref))
-        ref->fd = -1;
-}
-
 static void post(collie_request_t *req) {
     collie_transport *tp = req->team->tp;
     collie_board_entry *e = &tp->board[req->args.rank];
@@ -124,8 +118,8 @@ static void post(collie_request_t *req) {
     e->pid = (int32_t)getpid();
     e->send_addr = (uint64_t)(uintptr_t)req->buf[SBUF_SEND];
     e->recv_addr = (uint64_t)(uintptr_t)req->buf[SBUF_RECV];
-    find_ref(tp, req->buf[SBUF_SEND], req->args.bytes, &e->send_ref);
-    find_ref(tp, req->buf[SBUF_RECV], req->args.bytes, &e->recv_ref);
+    collie_find_ref(tp, req->buf[SBUF_SEND], req->args.bytes, &e->send_ref);
+    collie_find_ref(tp, req->buf[SBUF_RECV], req->args.bytes, &e->recv_ref);
     atomic_store_explicit(&e->ready, (uint64_t)req->call_seq + 1, memory_order_release);
     for (int q = 0; q < req->args.size; q++)
         if (q != req->args.rank)
@@ -197,11 +191,8 @@ static void map_peers(collie_request_t *req, direct_state *d) {
             v->out = req->buf[SBUF_RECV];
             continue;
         }
-        bool can_map = tp->ops->mem_map_peer != NULL;
-        v->in = can_map && e->send_ref.fd >= 0 ? tp->ops->mem_map_peer(tp, q, e->pid, &e->send_ref, len) : NULL;
-        v->out = can_map && e->recv_ref.fd >= 0
-                     ? (char *)(uintptr_t)tp->ops->mem_map_peer(tp, q, e->pid, &e->recv_ref, len)
-                     : NULL;
+        v->in = collie_map_peer(tp, q, e->pid, &e->send_ref, len);
+        v->out = (char *)(uintptr_t)collie_map_peer(tp, q, e->pid, &e->recv_ref, len);
     }
 }
 
@@ -304,8 +295,7 @@ static int copy_from_root(collie_request_t *req) {
     const collie_board_entry *e = &tp->board[root];
     char *into = req->buf[SBUF_RECV];
     uint64_t n = req->args.bytes;
-    const char *mapped = tp->ops->mem_map_peer && e->send_ref.fd >= 0
-                             ? tp->ops->mem_map_peer(tp, root, e->pid, &e->send_ref, n) : NULL;
+    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
     if (mapped) {
         memcpy(into, mapped, n);
         return COLLIE_OK;
@@ -359,11 +349,6 @@ static int driver_progress(collie_request_t *req) {
     return req->args.coll == COLL_BCAST ? progress_copy(req, d) : progress_segments(req, d);
 }
 
-static void driver_sleep(collie_request_t *req, uint32_t token, uint64_t timeout_ns) {
-    collie_transport *tp = req->team->tp;
-    tp->ops->sleep(tp, token, timeout_ns);
-}
-
 static void driver_release(collie_request_t *req) {
     direct_state *d = req->algo_state;
     if (d) {
@@ -376,6 +361,6 @@ static void driver_release(collie_request_t *req) {
 }
 
 const collie_algo_driver collie_direct_access_driver = {
-    driver_prepare, driver_start, driver_progress, driver_sleep, driver_release,
+    driver_prepare, driver_start, driver_progress, NULL, driver_release,
 };
 

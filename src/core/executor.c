@@ -166,8 +166,7 @@ static int stage(collie_request_t *req, const sched_op *op, uint32_t i) {
 /* Whether [data, data+len) lies in this rank's registered memory (collie_alloc). */
 static bool registered(const collie_request_t *req, const char *data, uint64_t len,
                        collie_mem_ref *ref) {
-    collie_transport *tp = req->team->tp;
-    return tp->ops->mem_find && tp->ops->mem_find(tp, data, len, ref);
+    return collie_find_ref(req->team->tp, data, len, ref);
 }
 
 /* A single-copy chunk: the receiver maps the data if it lies in registered memory (ref),
@@ -340,11 +339,11 @@ static char *direct_scratch(const collie_request_t *req, int nsrc) {
 static const void *mapped_data(const collie_request_t *req, int peer, collie_slot_hdr *h,
                                uint64_t len) {
     collie_transport *tp = req->team->tp;
-    if (!(h->bytes & SLOT_MAPPED) || !tp->ops->mem_map_peer)
+    if (!(h->bytes & SLOT_MAPPED))
         return NULL;
     const collie_slot_meta *m = collie_slot_meta_of(h);
     collie_mem_ref ref = { m->map_fd, m->map_serial, m->map_offset };
-    return tp->ops->mem_map_peer(tp, peer, m->pid, &ref, len);
+    return collie_map_peer(tp, peer, m->pid, &ref, len);
 }
 
 /* Reduces chunk `c` of op: every incoming source has arrived (heads[k] non-null). */

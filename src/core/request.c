@@ -210,7 +210,7 @@ static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until
         if (until > now && until - now < slice)
             slice = until - now;
         collie_request_t *h = team->head;
-        if (h && h->algo->driver)
+        if (h && h->algo->driver && h->algo->driver->sleep)
             h->algo->driver->sleep(h, token, slice);
         else
             tp->ops->sleep(tp, token, slice);

@@ -173,6 +173,25 @@ static inline void collie_wake_later(collie_transport *tp, int peer) {
 /* One full fence, then wakes every noted peer that sleeps (channels.c). */
 void collie_wake_flush(collie_transport *tp);
 
+/* Is [ptr, ptr+len) in this rank's registered memory?  Then *ref names it, else ref->fd
+ * is -1. */
+static inline bool collie_find_ref(collie_transport *tp, const void *ptr, uint64_t len,
+                                   collie_mem_ref *ref) {
+    if (tp->ops->mem_find && tp->ops->mem_find(tp, ptr, len, ref))
+        return true;
+    ref->fd = -1;
+    return false;
+}
+
+/* A local pointer to peer's registered data named by ref (pid owns it), or NULL when the
+ * transport cannot map peers' memory or ref names none (fd < 0). */
+static inline const void *collie_map_peer(collie_transport *tp, int peer, int pid,
+                                          const collie_mem_ref *ref, uint64_t len) {
+    if (!tp->ops->mem_map_peer || ref->fd < 0)
+        return NULL;
+    return tp->ops->mem_map_peer(tp, peer, pid, ref, len);
+}
+
 
 static inline collie_slot_hdr *collie_slot(const collie_transport *tp, const collie_channel *ch,
                                            uint64_t seq) {
