@@ -47,12 +47,12 @@ static bool add(cp_state *st, int a, int e, int slot) {
     if (st->nheld == st->cap) {
         int cap = st->cap ? 2 * st->cap : 16;
         cp_node *h = realloc(st->held, (size_t)cap * sizeof *h);
-        int *live = realloc(st->live, (size_t)cap * sizeof *live);
+        int *ready = realloc(st->ready, (size_t)cap * sizeof *ready);
         if (h)
             st->held = h;
-        if (live)
-            st->live = live;
-        if (!h || !live) {
+        if (ready)
+            st->ready = ready;
+        if (!h || !ready) {
             st->s->error = COLLIE_ERR_NOMEM;
             return false;
         }
@@ -62,9 +62,14 @@ static bool add(cp_state *st, int a, int e, int slot) {
         return false;
     cp_node n = { a, e, slot, -1, -1, -1 };
     pbf_node_parent(a, e, st->a->size, &n.pa, &n.mid, &n.pe);
-    st->live[st->nlive++] = st->nheld;
+    int h = st->nheld;
     st->held[st->nheld++] = n;
     st->index[index_slot(st, a, e)] = st->nheld;
+    if (n.pa < 0 || find(st, n.pa, n.pe) >= 0)
+        return true;
+    int sibling = n.a == n.pa ? find(st, n.mid, n.pe) : find(st, n.pa, n.mid);
+    if (sibling >= 0)
+        st->ready[st->nready++] = n.a == n.pa ? h : sibling;
     return true;
 }
 
@@ -85,8 +90,8 @@ bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a) {
     st->a = a;
     st->held = NULL;
     st->index = NULL;
-    st->live = NULL;
-    st->nheld = st->cap = st->nslots = st->index_cap = st->nlive = 0;
+    st->ready = NULL;
+    st->nheld = st->cap = st->nslots = st->index_cap = st->nready = 0;
     st->done = false;
     return add(st, a->rank, a->rank + 1, -1);
 }
@@ -94,10 +99,10 @@ bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a) {
 void cp_free(cp_state *st) {
     free(st->held);
     free(st->index);
-    free(st->live);
+    free(st->ready);
     st->held = NULL;
     st->index = NULL;
-    st->live = NULL;
+    st->ready = NULL;
     st->index_cap = 0;
 }
 
@@ -152,45 +157,41 @@ void cp_recv(cp_state *st, int peer, int first, int len) {
     }
 }
 
-/* The parent of held node i when both its children are held and it is not; -1 else. */
-static int mergeable(const cp_state *st, int i, int *pa, int *mid, int *pe) {
-    const cp_node *n = &st->held[i];
-    *pa = n->pa;
-    *mid = n->mid;
-    *pe = n->pe;
-    if (*pa < 0 || *pa != n->a || find(st, *pa, *pe) >= 0)
-        return -1;
-    return find(st, *mid, *pe);
-}
-
-/* Drops the live nodes whose parent is now held (they can never merge again). */
-static void prune_live(cp_state *st) {
-    int k = 0;
-    for (int j = 0; j < st->nlive; j++) {
-        const cp_node *n = &st->held[st->live[j]];
-        if (n->pa >= 0 && find(st, n->pa, n->pe) < 0)
-            st->live[k++] = st->live[j];
-    }
-    st->nlive = k;
-}
-
 static void merge_into(cp_state *st, int left, int right, sched_ref dst) {
     sched_ref srcs[2] = { ref_of(st, st->held[left].slot), ref_of(st, st->held[right].slot) };
     sched_reduce(st->s, dst, srcs, 2, st->a->bytes);
 }
 
-/* One local round: every parent whose children were held before it; false if none.
- * The root gets a round of its own (it writes RECV, which may alias the input). */
+static void sort_ints(int *v, int n) {              /* insertion sort: n is small */
+    for (int i = 1; i < n; i++) {
+        int x = v[i], j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* One local round: the parent of every pair of siblings held before it whose parent is
+ * not held, in the order the left children were added; false if none.  The root gets a
+ * round of its own (it writes RECV, which may alias the input): when other parents come
+ * first it waits for the next round.  Pairs completed by this round's parents stay in
+ * st->ready for the next one. */
 static bool merge_round(cp_state *st) {
-    int before = st->nheld, nlive = st->nlive, nmerged = 0;
+    int n = st->nready, nmerged = 0, kept = 0;
+    sort_ints(st->ready, n);
     sched_round_begin(st->s);
-    for (int j = 0; j < nlive && !st->done; j++) {
-        int i = st->live[j], pa, mid, pe, right = mergeable(st, i, &pa, &mid, &pe);
-        if (right < 0 || right >= before)
-            continue;
+    for (int j = 0; j < n; j++) {
+        int i = st->ready[j];
+        const cp_node *left = &st->held[i];
+        int pa = left->pa, mid = left->mid, pe = left->pe;
+        if (find(st, pa, pe) >= 0)
+            continue;                               /* received meanwhile */
         bool root = pa == 0 && pe == st->a->size;
-        if (root && nmerged > 0)
+        if (root && nmerged > 0) {
+            st->ready[kept++] = i;
             continue;
+        }
+        int right = find(st, mid, pe);
         if (root) {
             merge_into(st, i, right, sched_at(SBUF_RECV, 0));
             st->done = true;
@@ -202,13 +203,15 @@ static bool merge_round(cp_state *st) {
             return false;
         nmerged++;
     }
+    for (int j = n; j < st->nready; j++)            /* completed by this round's parents */
+        st->ready[kept++] = st->ready[j];
+    st->nready = kept;
     return nmerged > 0;
 }
 
 void cp_merge(cp_state *st) {
-    while (!st->done && merge_round(st))
-        prune_live(st);
-    prune_live(st);
+    while (!st->done && st->nready > 0 && merge_round(st)) {
+    }
 }
 
 void cp_finish_single(cp_state *st) {

@@ -27,8 +27,9 @@ typedef struct cp_state {
     int nheld, cap, nslots;
     int *index;         /* open addressing over held nodes by (a, e): held index + 1, 0 = empty */
     int index_cap;      /* a power of two, at least twice nheld */
-    int *live;          /* held nodes whose parent is not held, in held order */
-    int nlive;          /* (the only ones merge rounds look at) */
+    int *ready;         /* held left children whose right sibling is held too (the parent
+                           may be merged): pairs appear here when the later one is added */
+    int nready;
     bool done;          /* the root has been written to RECV */
 } cp_state;
 

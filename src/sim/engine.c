@@ -27,6 +27,7 @@ static int32_t new_msg(sim_engine *e, int r) {
             return SIM_NONE;
         e->msgs = v;
         e->capmsgs = cap;
+        sim_advise_huge(v, (size_t)cap * sizeof *v);
     }
     return e->nmsgs++;
 }
@@ -191,9 +192,8 @@ static bool pump_receiver(sim_engine *e, int q, double now) {
 }
 
 bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) {
-    sim_entry *pair = sim_table_get(&e->pairs, sim_pair_key(r, op->peer));
     int32_t id = new_msg(e, r);
-    if (!pair || id == SIM_NONE)
+    if (id == SIM_NONE)
         return sim_fail(e, "out of memory");
     sim_msg *g = &e->msgs[id];
     uint32_t ver = g->ver + 1;                  /* never reused: stale events stay stale */
@@ -204,7 +204,7 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
     g->bytes = op->bytes;
     g->buf = op->buf;
     g->off = op->off;
-    g->seq = pair->a++;
+    g->seq = op->u.seq;
     g->round = rank_of(e, r)->round;
     g->op = opi;
     g->issued = t;

@@ -36,22 +36,46 @@ static double reduce_cost(const sim_model *m, const sim_cop *op) {
     return t;
 }
 
-static bool run_reduce(sim_engine *e, int r, const sim_cop *op, double ready) {
+/* Runs a REDUCE whose sources have all arrived, once posted, on the rank's one CPU.  The
+ * round ends when its last REDUCE is done: one event then, at the CPU's time (the CPU is
+ * in order, so the last REDUCE run is the last done). */
+static bool run_reduce(sim_engine *e, int r, const sim_cop *op) {
     sim_rank *rs = &e->ranks[r];
-    rs->cpu = max2(rs->cpu, ready) + reduce_cost(e->m, op);
+    rs->cpu = max2(rs->cpu, op->u.ready) + reduce_cost(e->m, op);
+    if (--rs->unrun > 0 || rs->unposted > 0)
+        return true;
     return sim_heap_push(&e->heap, rs->cpu, EV_CPU_DONE, r, 0) || sim_fail(e, "out of memory");
 }
 
 /* ---- staging ------------------------------------------------------------------------------ */
 
-static bool writes_over(const sim_csched *s, uint32_t round, const sim_msg *g) {
-    size_t at = (size_t)round * SBUF_COUNT + g->buf;
-    if (g->buf >= SBUF_COUNT || s->wlo[at] >= g->off + g->bytes || g->off >= s->whi[at])
+typedef struct write_bounds {
+    uint64_t lo[SBUF_COUNT], hi[SBUF_COUNT];    /* bytes [lo, hi) written (lo >= hi: none) */
+} write_bounds;
+
+static void round_bounds(const sim_csched *s, uint32_t round, write_bounds *w) {
+    for (int b = 0; b < SBUF_COUNT; b++) {
+        w->lo[b] = UINT64_MAX;
+        w->hi[b] = 0;
+    }
+    for (uint32_t i = s->round_op[round]; i < s->round_op[round + 1]; i++) {
+        const sim_cop *op = &s->ops[i];
+        if (op->kind != SCHED_REDUCE || !op->bytes || op->buf >= SBUF_COUNT)
+            continue;
+        w->lo[op->buf] = op->off < w->lo[op->buf] ? op->off : w->lo[op->buf];
+        if (op->off + op->bytes > w->hi[op->buf])
+            w->hi[op->buf] = op->off + op->bytes;
+    }
+}
+
+static bool writes_over(const sim_csched *s, uint32_t round, const write_bounds *w,
+                        const sim_msg *g) {
+    if (g->buf >= SBUF_COUNT || w->lo[g->buf] >= g->off + g->bytes || g->off >= w->hi[g->buf])
         return false;                           /* outside everything the round writes */
     for (uint32_t i = s->round_op[round]; i < s->round_op[round + 1]; i++) {
-        const sim_cop *w = &s->ops[i];
-        if (w->kind == SCHED_REDUCE && w->bytes && w->buf == g->buf &&
-            w->off < g->off + g->bytes && g->off < w->off + w->bytes)
+        const sim_cop *op = &s->ops[i];
+        if (op->kind == SCHED_REDUCE && op->bytes && op->buf == g->buf &&
+            op->off < g->off + g->bytes && g->off < op->off + op->bytes)
             return true;
     }
     return false;
@@ -61,11 +85,15 @@ static bool writes_over(const sim_csched *s, uint32_t round, const sim_msg *g) {
  * executor's staging); returns when the round's operations may start. */
 static double stage_due(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
+    if (rs->q_head == SIM_NONE && rs->x_head == SIM_NONE)
+        return t;
+    write_bounds w;
+    round_bounds(rs->s, rs->round, &w);
     bool any = false;
     for (int list = 0; list < 2; list++)
         for (int32_t id = list ? rs->x_head : rs->q_head; id != SIM_NONE; id = e->msgs[id].qnext) {
             sim_msg *g = &e->msgs[id];
-            if (g->staged || !g->bytes || !writes_over(rs->s, rs->round, g))
+            if (g->staged || !g->bytes || !writes_over(rs->s, rs->round, &w, g))
                 continue;
             g->staged = 1;
             rs->cpu = max2(rs->cpu, t) + e->m->copy * (double)g->bytes;
@@ -77,37 +105,28 @@ static double stage_due(sim_engine *e, int r, double t) {
 
 /* ---- rounds ------------------------------------------------------------------------------- */
 
-/* Matches REDUCE i's incoming sources with messages that have arrived, or waits. */
-static bool post_reduce(sim_engine *e, int r, uint32_t i, uint32_t *in_at, double t0) {
+/* Posts REDUCE i at t0: it runs once its incoming messages have all arrived. */
+static bool post_reduce(sim_engine *e, int r, uint32_t i, double t0) {
     sim_rank *rs = &e->ranks[r];
     sim_cop *op = &rs->s->ops[i];
-    op->ready = t0;
-    op->peer = op->nin;
-    for (uint32_t k = 0; k < op->nin; k++) {
-        int from = rs->s->in[(*in_at)++];
-        sim_entry *pair = sim_table_get(&e->pairs, sim_pair_key(from, r));
-        sim_entry *x = pair ? sim_table_get(&e->inbox, sim_msg_key(from, r, pair->b++)) : NULL;
-        if (!x)
-            return sim_fail(e, "out of memory");
-        if (x->a == 1) {
-            op->ready = max2(op->ready, x->t);
-            op->peer--;
-            sim_table_del(&e->inbox, x);
-        } else {
-            x->a = 2;
-            x->b = i;
-        }
-    }
-    rs->pending++;
-    return op->peer > 0 || run_reduce(e, r, op, op->ready);
+    op->u.ready = max2(op->u.ready, t0);
+    rs->unposted--;
+    rs->unrun++;
+    return op->peer > 0 || run_reduce(e, r, op);
+}
+
+static uint32_t count_reduces(const sim_csched *s, uint32_t round) {
+    uint32_t n = 0;
+    for (uint32_t i = s->round_op[round]; i < s->round_op[round + 1]; i++)
+        n += s->ops[i].kind == SCHED_REDUCE;
+    return n;
 }
 
 static void end_rounds(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
     rs->rounds_done = true;
     rs->finish = t;
-    free(rs->s);
-    rs->s = NULL;
+    rs->s = NULL;                               /* (its memory goes with the arena) */
     sim_rank_check_finish(e, r, t);
 }
 
@@ -126,11 +145,12 @@ static bool begin_rounds(sim_engine *e, int r, double t) {
         const sim_csched *s = rs->s;
         rs->round_start = t;
         double t0 = stage_due(e, r, t);
-        uint32_t in_at = s->round_in[rs->round];
+        uint32_t reduces = rs->unposted = count_reduces(s, rs->round);
+        rs->posted = s->round_op[rs->round + 1];  /* no message arrives while posting */
         for (uint32_t i = s->round_op[rs->round]; i < s->round_op[rs->round + 1]; i++) {
             const sim_cop *op = &s->ops[i];
             if (op->kind == SCHED_REDUCE) {
-                if (!post_reduce(e, r, i, &in_at, t0))
+                if (!post_reduce(e, r, i, t0))
                     return false;
                 continue;
             }
@@ -139,8 +159,8 @@ static bool begin_rounds(sim_engine *e, int r, double t) {
             if (!sim_issue(e, r, op, i, t0))
                 return false;
         }
-        if (rs->pending > 0)
-            return true;
+        if (reduces > 0)
+            return true;                        /* until the last one is done */
         t = max2(t0, rs->cpu);
         trace_round(e, r, t);
         rs->round++;
@@ -151,7 +171,8 @@ static bool begin_rounds(sim_engine *e, int r, double t) {
 
 bool sim_rank_start(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
-    rs->s = sim_csched_build(e->c->alg, e->a, r, &e->scratch, e->res->err, sizeof e->res->err);
+    rs->s = sim_csched_build(&e->builder, &e->arena, e->c->alg, e->a, r, e->res->err,
+                             sizeof e->res->err);
     if (!rs->s)
         return sim_fail(e, "%s", e->res->err);
     return begin_rounds(e, r, t);
@@ -159,31 +180,23 @@ bool sim_rank_start(sim_engine *e, int r, double t) {
 
 bool sim_cpu_done(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
-    if (--rs->pending > 0)
-        return true;
     trace_round(e, r, t);
     rs->round++;
     return begin_rounds(e, r, t);
 }
 
 bool sim_arrive(sim_engine *e, int from, int to, uint32_t seq, uint64_t bytes, double t) {
-    sim_entry *x = sim_table_get(&e->inbox, sim_msg_key(from, to, seq));
-    if (!x)
-        return sim_fail(e, "out of memory");
-    if (x->a != 2) {
-        x->a = 1;
-        x->t = t;
-        return true;
-    }
     sim_rank *rs = &e->ranks[to];
-    sim_cop *op = &rs->s->ops[x->b];
-    sim_table_del(&e->inbox, x);
+    uint32_t i = rs->s ? sim_csched_in_op(rs->s, from, seq) : UINT32_MAX;
+    if (i == UINT32_MAX)
+        return true;                            /* no REDUCE takes it (it waits forever) */
+    sim_cop *op = &rs->s->ops[i];
     if (op->bytes != bytes && !e->sym)
         return sim_fail(e, "rank %d: message #%u from rank %d has %llu bytes, its REDUCE %llu",
                         to, seq, from, (unsigned long long)bytes,
                         (unsigned long long)op->bytes);
-    op->ready = max2(op->ready, t);
-    return --op->peer > 0 || run_reduce(e, to, op, op->ready);
+    op->u.ready = max2(op->u.ready, t);
+    return --op->peer > 0 || i >= rs->posted || run_reduce(e, to, op);
 }
 
 void sim_rank_check_finish(sim_engine *e, int r, double t) {
@@ -214,7 +227,9 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     e->ranks = calloc((size_t)e->nranks, sizeof *e->ranks);
     if (!e->ranks)
         return sim_fail(e, "out of memory");
-    sched_init(&e->scratch, 0, e->P, c->args.elem_size);
+    sim_advise_huge(e->ranks, (size_t)e->nranks * sizeof *e->ranks);
+    if (!sim_builder_init(&e->builder, &c->args))
+        return sim_fail(e, "out of memory");
     for (int r = 0; r < e->nranks; r++) {
         sim_rank *rs = &e->ranks[r];
         rs->out_msg = rs->in_msg = rs->q_head = rs->q_tail = rs->x_head = SIM_NONE;
@@ -247,14 +262,11 @@ static bool summarize(sim_engine *e) {
 }
 
 static void teardown(sim_engine *e) {
-    for (int r = 0; e->ranks && r < e->nranks; r++)
-        free(e->ranks[r].s);
+    sim_arena_free(&e->arena);
     free(e->ranks);
     free(e->msgs);
     sim_heap_free(&e->heap);
-    sim_table_free(&e->pairs);
-    sim_table_free(&e->inbox);
-    sched_free(&e->scratch);
+    sim_builder_free(&e->builder);
 }
 
 int sim_run(const sim_config *c, sim_result *out) {

@@ -1,6 +1,6 @@
 /*
  * sim_impl.h — internals of the simulation engine (sim.h): compact schedules
- * (compact.c), the event heap and the message table (table.c), the engine (engine.c,
+ * (compact.c), memory (arena.c), the event heap (heap.c), the engine (engine.c,
  * engine_rank.c).
  */
 #ifndef COLLIE_SIM_IMPL_H
@@ -11,33 +11,70 @@
 #define SIM_MAX_P (1 << 20)             /* the message table packs ranks in 20 bits */
 #define SIM_NONE (-1)
 
+/* ---- memory (arena.c) ------------------------------------------------------------------- */
+/* Bump allocation in chunks on transparent huge pages, all freed together. */
+typedef struct sim_arena {
+    struct sim_arena_chunk *chunks;
+    char *at, *end;
+    size_t next_size;
+} sim_arena;
+
+void *sim_arena_alloc(sim_arena *a, size_t bytes);     /* 16-byte aligned; NULL: no memory */
+void sim_arena_free(sim_arena *a);
+/* Asks for huge pages under [p, p + bytes) (the whole 2 MiB pages inside it). */
+void sim_advise_huge(void *p, size_t bytes);
+
 /* ---- compact schedules (compact.c) ---------------------------------------------------- */
-typedef struct sim_cop {
-    double ready;       /* REDUCE, while its round runs: latest arrival so far */
+typedef struct sim_cop {        /* 32 bytes */
     uint64_t bytes;
     uint64_t off;       /* PUT: source offset; REDUCE: destination offset */
-    int32_t peer;       /* PUT: target; REDUCE, while its round runs: sources missing */
+    union {
+        double ready;   /* REDUCE: latest arrival so far (once posted: or its round's start) */
+        uint32_t seq;   /* PUT: how many earlier PUTs of this rank go to the same peer */
+    } u;
+    int32_t peer;       /* PUT: target; REDUCE: incoming sources not yet arrived */
     uint8_t kind;       /* enum sched_kind */
     uint8_t buf;        /* PUT: source buffer; REDUCE: destination (SEND is RECV in place) */
     uint8_t nsrc;       /* REDUCE: sources */
     uint8_t nin;        /* REDUCE: incoming sources */
 } sim_cop;
 
-typedef struct sim_csched {     /* one allocation */
-    uint32_t nrounds, nops;
+/* A rank's schedule with what timing needs, in one allocation.  Message #k from rank f to
+ * this rank (k counts f's PUTs to this rank, from 0) feeds the REDUCE in_op[from_at[g] + k],
+ * where from[g] = f: the k-th incoming source from f in op order, as the executor matches. */
+typedef struct sim_sender {
+    int32_t from;               /* a rank sending to this one (ascending) */
+    uint32_t at;                /* where its entries start in in_op */
+} sim_sender;
+
+typedef struct sim_csched {     /* laid out in this order: a message's arrival reads the */
+    uint32_t nrounds, nops, nin, nfrom;     /* first cache lines only, then one op */
+    sim_sender *from;           /* nfrom + 1 (the last: from = INT32_MAX, at = nin) */
+    uint32_t *in_op;            /* nin: the REDUCE each incoming message feeds */
     uint32_t *round_op;         /* nrounds + 1: first op of each round */
-    uint32_t *round_in;         /* nrounds + 1: first incoming peer of each round */
+    int32_t *in;                /* nin: incoming peers of the REDUCEs, in op order */
     sim_cop *ops;
-    int32_t *in;                /* incoming peers of the REDUCEs, in op order */
-    uint64_t *wlo, *whi;        /* nrounds * SBUF_COUNT: bytes [lo, hi) each round's
-                                   REDUCEs write per buffer (lo >= hi: none) */
 } sim_csched;
 
-/* Builds rank's schedule with the algorithm and compacts it; NULL (err set) on failure. */
-sim_csched *sim_csched_build(const collie_algorithm *alg, const collie_coll_args *args,
-                             int rank, collie_schedule *scratch, char *err, size_t errsz);
+/* Builds schedules: the registry's schedule (reused) and per-peer counters. */
+typedef struct sim_builder {
+    collie_schedule s;
+    uint32_t *count;            /* [P], zero between builds */
+    int32_t *peers;             /* [P], the peers one build counted */
+} sim_builder;
 
-/* ---- event heap and message table (table.c) ------------------------------------------- */
+bool sim_builder_init(sim_builder *b, const collie_coll_args *args);
+void sim_builder_free(sim_builder *b);
+
+/* Builds rank's schedule with the algorithm and compacts it, in arena (NULL: one malloc
+ * block); NULL (err set) on failure. */
+sim_csched *sim_csched_build(sim_builder *b, sim_arena *arena, const collie_algorithm *alg,
+                             const collie_coll_args *args, int rank, char *err, size_t errsz);
+
+/* The REDUCE that message #seq from rank `from` feeds (UINT32_MAX: none). */
+uint32_t sim_csched_in_op(const sim_csched *s, int from, uint32_t seq);
+
+/* ---- event heap (heap.c) ------------------------------------------- */
 enum sim_ev_kind { EV_START = 1, EV_READY, EV_LINK_FREE, EV_DELIVER, EV_XFER_END, EV_CPU_DONE,
                    EV_PUMP_SEND, EV_PUMP_RECV };
 
@@ -65,31 +102,6 @@ bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver);
 bool sim_heap_pop(sim_heap *h, sim_event *out);
 void sim_heap_free(sim_heap *h);
 
-/* Open addressing over 64-bit keys (never 0); values are two words and a time. */
-typedef struct sim_entry {
-    uint64_t key;
-    double t;
-    uint32_t a, b;
-} sim_entry;
-
-typedef struct sim_table {
-    sim_entry *v;
-    size_t n, cap;
-} sim_table;
-
-/* The entry of key, created zeroed when absent (NULL when out of memory). */
-sim_entry *sim_table_get(sim_table *t, uint64_t key);
-sim_entry *sim_table_find(sim_table *t, uint64_t key);
-void sim_table_del(sim_table *t, sim_entry *e);
-void sim_table_free(sim_table *t);
-
-static inline uint64_t sim_pair_key(int from, int to) {
-    return ((uint64_t)(uint32_t)from << 20 | (uint32_t)to) + 1;
-}
-static inline uint64_t sim_msg_key(int from, int to, uint32_t seq) {
-    return ((uint64_t)(uint32_t)from << 44 | (uint64_t)(uint32_t)to << 24 | seq) + 1;
-}
-
 /* ---- the engine ------------------------------------------------------------------------ */
 enum sim_msg_state { MSG_FREE = 0, MSG_PENDING, MSG_XFER, MSG_DONE, MSG_ZOMBIE };
 
@@ -105,7 +117,9 @@ typedef struct sim_msg {
 
 typedef struct sim_rank {
     sim_csched *s;
-    uint32_t round, pending;    /* current round, its REDUCEs not done */
+    uint32_t round;             /* current round */
+    uint32_t unposted, unrun;   /* its REDUCEs not yet posted; posted but not yet run */
+    uint32_t posted;            /* ops before this index are posted */
     double cpu;                 /* the CPU is free from */
     double round_start, finish;
     int32_t out_msg, in_msg;    /* messages on the links, SIM_NONE */
@@ -127,9 +141,8 @@ typedef struct sim_engine {
     sim_msg *msgs;
     int32_t nmsgs, capmsgs;
     sim_heap heap;
-    sim_table pairs;            /* (from, to): a = messages sent, b = incoming assigned */
-    sim_table inbox;            /* (from, to, seq): a = 1 arrived (t) / 2 REDUCE a waits */
-    collie_schedule scratch;
+    sim_builder builder;
+    sim_arena arena;            /* the ranks' schedules */
     sim_result *res;
     bool failed;
 } sim_engine;

@@ -1,7 +1,6 @@
 /*
- * table.c — the simulator's event heap (a binary min-heap on (time, push order), with a
- * FIFO for the events of the current instant) and its
- * hash table over 64-bit keys (linear probing, backward-shift deletion).
+ * heap.c — the simulator's event heap (a binary min-heap on (time, push order), with a
+ * FIFO for the events of the current instant).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +49,7 @@ bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver) {
             return false;
         h->v = v;
         h->cap = cap;
+        sim_advise_huge(v, cap * sizeof *v);
     }
     sim_event ev = { t, h->seq++, id, ver, (uint8_t)kind };
     size_t i = h->n++;
@@ -95,77 +95,4 @@ void sim_heap_free(sim_heap *h) {
     free(h->v);
     free(h->fifo);
     memset(h, 0, sizeof *h);
-}
-
-static size_t slot_of(uint64_t key, size_t mask) {
-    key ^= key >> 31;
-    key *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(key ^ (key >> 29)) & mask;
-}
-
-static bool grow(sim_table *t) {
-    size_t cap = t->cap ? t->cap * 2 : 1024;
-    sim_entry *v = calloc(cap, sizeof *v);
-    if (!v)
-        return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->v[i].key)
-            continue;
-        size_t j = slot_of(t->v[i].key, cap - 1);
-        while (v[j].key)
-            j = (j + 1) & (cap - 1);
-        v[j] = t->v[i];
-    }
-    free(t->v);
-    t->v = v;
-    t->cap = cap;
-    return true;
-}
-
-sim_entry *sim_table_find(sim_table *t, uint64_t key) {
-    if (!t->cap)
-        return NULL;
-    for (size_t i = slot_of(key, t->cap - 1); t->v[i].key; i = (i + 1) & (t->cap - 1))
-        if (t->v[i].key == key)
-            return &t->v[i];
-    return NULL;
-}
-
-sim_entry *sim_table_get(sim_table *t, uint64_t key) {
-    sim_entry *e = sim_table_find(t, key);
-    if (e)
-        return e;
-    if (2 * (t->n + 1) > t->cap && !grow(t))
-        return NULL;
-    size_t i = slot_of(key, t->cap - 1);
-    while (t->v[i].key)
-        i = (i + 1) & (t->cap - 1);
-    memset(&t->v[i], 0, sizeof t->v[i]);
-    t->v[i].key = key;
-    t->n++;
-    return &t->v[i];
-}
-
-void sim_table_del(sim_table *t, sim_entry *e) {
-    size_t mask = t->cap - 1, i = (size_t)(e - t->v), j = i;
-    t->v[i].key = 0;
-    t->n--;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!t->v[j].key)
-            return;
-        size_t home = slot_of(t->v[j].key, mask);
-        /* move j back to i when its home is not in the cyclic range (i, j] */
-        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (stays)
-            continue;
-        t->v[i] = t->v[j];
-        t->v[j].key = 0;
-        i = j;
-    }
-}
-
-void sim_table_free(sim_table *t) {
-    free(t->v);
-    memset(t, 0, sizeof *t);
 }
