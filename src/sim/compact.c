@@ -183,7 +183,7 @@ sim_csched *sim_csched_build(sim_builder *b, sim_arena *arena, const collie_algo
     return c;
 }
 
-uint32_t sim_csched_in_op(const sim_csched *s, int from, uint32_t seq) {
+bool sim_csched_sender(const sim_csched *s, int from, uint32_t *at, uint32_t *end) {
     uint32_t lo = 0, hi = s->nfrom;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -192,9 +192,11 @@ uint32_t sim_csched_in_op(const sim_csched *s, int from, uint32_t seq) {
         else
             hi = mid;
     }
-    if (s->from[lo].from != from || s->from[lo].at + seq >= s->from[lo + 1].at)
-        return UINT32_MAX;
-    return s->in_op[s->from[lo].at + seq];
+    if (s->from[lo].from != from)
+        return false;
+    *at = s->from[lo].at;
+    *end = s->from[lo + 1].at;
+    return true;
 }
 
 /* ---- rotation symmetry ------------------------------------------------------------------ */

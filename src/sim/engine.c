@@ -7,8 +7,38 @@
 #include <string.h>
 #include "sim/sim_impl.h"
 
+_Static_assert(sizeof(sim_msg) == 64, "a message is one cache line");
+
 static sim_rank *rank_of(sim_engine *e, int r) {
     return &e->ranks[e->sym ? 0 : r];
+}
+
+static sim_link *link_of(sim_engine *e, int r) {
+    return &e->links[e->sym ? 0 : r];
+}
+
+/* Grows the message array (64-byte aligned: one message, one cache line) and, when
+ * messages are traced, their issue times. */
+static bool grow_msgs(sim_engine *e) {
+    int32_t cap = e->capmsgs ? e->capmsgs * 2 : 1024;
+    sim_msg *v = NULL;
+    if (posix_memalign((void **)&v, 64, (size_t)cap * sizeof *v) != 0)
+        return false;
+    sim_advise_huge(v, (size_t)cap * sizeof *v);
+    if (e->nmsgs)
+        memcpy(v, e->msgs, (size_t)e->nmsgs * sizeof *v);
+    if (e->c->hooks && e->c->hooks->msg) {
+        double *t = realloc(e->issued, (size_t)cap * sizeof *t);
+        if (!t) {
+            free(v);
+            return false;
+        }
+        e->issued = t;
+    }
+    free(e->msgs);
+    e->msgs = v;
+    e->capmsgs = cap;
+    return true;
 }
 
 /* A free message of sender r: each sender reuses its own (its queue stays close in memory,
@@ -20,31 +50,17 @@ static int32_t new_msg(sim_engine *e, int r) {
         rs->free_msg = e->msgs[id].qnext;
         return id;
     }
-    if (e->nmsgs == e->capmsgs) {
-        int32_t cap = e->capmsgs ? e->capmsgs * 2 : 1024;
-        sim_msg *v = realloc(e->msgs, (size_t)cap * sizeof *v);
-        if (!v)
-            return SIM_NONE;
-        e->msgs = v;
-        e->capmsgs = cap;
-        sim_advise_huge(v, (size_t)cap * sizeof *v);
-    }
+    if (e->nmsgs == e->capmsgs && !grow_msgs(e))
+        return SIM_NONE;
+    e->msgs[e->nmsgs].ver = 0;
     return e->nmsgs++;
 }
 
 /* ---- lists ------------------------------------------------------------------------------ */
 
-/* Appends id at the tail (tail given) or pushes it at the head (tail NULL). */
+/* Appends id at the tail. */
 static void list_push(sim_engine *e, int32_t *head, int32_t *tail, int32_t id) {
     sim_msg *g = &e->msgs[id];
-    if (!tail) {
-        g->qprev = SIM_NONE;
-        g->qnext = *head;
-        if (*head != SIM_NONE)
-            e->msgs[*head].qprev = id;
-        *head = id;
-        return;
-    }
     g->qnext = SIM_NONE;
     g->qprev = *tail;
     if (*tail != SIM_NONE)
@@ -62,7 +78,7 @@ static void list_remove(sim_engine *e, int32_t *head, int32_t *tail, int32_t id)
         *head = g->qnext;
     if (g->qnext != SIM_NONE)
         e->msgs[g->qnext].qprev = g->qprev;
-    else if (tail)
+    else
         *tail = g->qprev;
 }
 
@@ -73,24 +89,23 @@ static double hockney(const sim_model *m, uint64_t bytes, bool bidir) {
     return bidir ? m->alpha + n * m->beta : m->f_alpha * m->alpha + m->f_beta * n * m->beta;
 }
 
-/* Sets the link-busy end and the delivery time of a message starting at g->start. */
-static void set_times(sim_engine *e, sim_msg *g) {
+/* Times a message starting at g->start (the links' end, the delivery) and pushes its
+ * events. */
+static bool time_msg(sim_engine *e, int32_t id) {
+    sim_msg *g = &e->msgs[id];
     const sim_model *m = e->m;
+    double deliver;
     if (m->kind == SIM_LOGGP) {
         double wire = (double)g->bytes * m->G;
         g->end = g->start + (wire > m->g ? wire : m->g);
-        g->deliver = g->start + wire + m->L;
-        return;
+        deliver = g->start + wire + m->L;
+    } else {
+        g->end = deliver = g->start + hockney(m, g->bytes, g->bidir);
     }
-    g->end = g->deliver = g->start + hockney(m, g->bytes, g->bidir);
-}
-
-static bool push_msg_events(sim_engine *e, int32_t id) {
-    sim_msg *g = &e->msgs[id];
-    if (g->end == g->deliver)
+    if (g->end == deliver)
         return sim_heap_push(&e->heap, g->end, EV_XFER_END, id, g->ver);
     return sim_heap_push(&e->heap, g->end, EV_LINK_FREE, id, g->ver) &&
-           sim_heap_push(&e->heap, g->deliver, EV_DELIVER, id, g->ver);
+           sim_heap_push(&e->heap, deliver, EV_DELIVER, id, g->ver);
 }
 
 /* Is the reverse of g in transfer now (then both are bidirectional)? */
@@ -101,7 +116,7 @@ static int32_t reverse_in_transfer(sim_engine *e, const sim_msg *g, double now) 
         long twice = 2L * (long)g->to;
         return twice % e->P == 0 ? -2 : SIM_NONE;   /* its own mirror: bidirectional */
     }
-    int32_t rid = rank_of(e, g->to)->out_msg;
+    int32_t rid = link_of(e, g->to)->out_msg;
     if (rid == SIM_NONE || e->msgs[rid].to != g->from || e->msgs[rid].end <= now)
         return SIM_NONE;
     return rid;
@@ -109,39 +124,37 @@ static int32_t reverse_in_transfer(sim_engine *e, const sim_msg *g, double now) 
 
 static bool start_msg(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
-    sim_rank *from = rank_of(e, g->from), *to = rank_of(e, g->to);
+    sim_rank *from = rank_of(e, g->from);
     list_remove(e, &from->q_head, &from->q_tail, id);
-    list_push(e, &from->x_head, NULL, id);
     g->state = MSG_XFER;
     g->start = now;
-    from->out_msg = id;
+    link_of(e, g->from)->out_msg = id;
     if (!e->sym)
-        to->in_msg = id;
+        link_of(e, g->to)->in_msg = id;
     int32_t rid = reverse_in_transfer(e, g, now);
     g->bidir = rid != SIM_NONE;
     e->res->bidirectional += g->bidir;
-    set_times(e, g);
     if (rid >= 0 && !e->msgs[rid].bidir) {
         sim_msg *rv = &e->msgs[rid];
         rv->bidir = 1;
         rv->ver++;
         e->res->bidirectional++;
-        set_times(e, rv);
-        if (!push_msg_events(e, rid))
+        if (!time_msg(e, rid))
             return sim_fail(e, "out of memory");
     }
-    return push_msg_events(e, id) || sim_fail(e, "out of memory");
+    return time_msg(e, id) || sim_fail(e, "out of memory");
 }
 
 static bool in_link_free(sim_engine *e, const sim_msg *g) {
-    return e->sym || rank_of(e, g->to)->in_msg == SIM_NONE;
+    return e->sym || link_of(e, g->to)->in_msg == SIM_NONE;
 }
 
 /* The sender's outgoing link is free: start its first waiting message whose receiver's
  * incoming link is free; the others wait at their receivers. */
 static bool pump_sender(sim_engine *e, int r, double now) {
     sim_rank *rs = rank_of(e, r);
-    for (int32_t id = rs->q_head; id != SIM_NONE && rs->out_msg == SIM_NONE;) {
+    const sim_link *links = link_of(e, r);
+    for (int32_t id = rs->q_head; id != SIM_NONE && links->out_msg == SIM_NONE;) {
         sim_msg *g = &e->msgs[id];
         int32_t next = g->qnext;
         if (in_link_free(e, g))
@@ -175,7 +188,8 @@ static void release_msg(sim_engine *e, int32_t id) {
 /* The receiver's incoming link is free: the messages waiting for it, in order. */
 static bool pump_receiver(sim_engine *e, int q, double now) {
     sim_rank *qs = rank_of(e, q);
-    while (qs->in_msg == SIM_NONE && qs->w_head != SIM_NONE) {
+    const sim_link *links = link_of(e, q);
+    while (links->in_msg == SIM_NONE && qs->w_head != SIM_NONE) {
         int32_t id = qs->w_head;
         sim_msg *g = &e->msgs[id];
         qs->w_head = g->wnext;
@@ -184,7 +198,7 @@ static bool pump_receiver(sim_engine *e, int q, double now) {
         g->waiting = 0;
         if (g->state == MSG_ZOMBIE)
             release_msg(e, id);
-        else if (g->state == MSG_PENDING && rank_of(e, g->from)->out_msg == SIM_NONE &&
+        else if (g->state == MSG_PENDING && link_of(e, g->from)->out_msg == SIM_NONE &&
             !start_msg(e, id, now))
             return false;
     }
@@ -202,24 +216,38 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
     g->from = r;
     g->to = op->peer;
     g->bytes = op->bytes;
-    g->buf = op->buf;
-    g->off = op->off;
     g->seq = op->u.seq;
-    g->round = rank_of(e, r)->round;
     g->op = opi;
-    g->issued = t;
     g->state = MSG_PENDING;
     g->qprev = g->qnext = g->wnext = SIM_NONE;
+    if (e->issued)
+        e->issued[id] = t;
     rank_of(e, r)->unfinished++;
     e->res->messages++;
     return sim_heap_push(&e->heap, t, EV_READY, id, ver) || sim_fail(e, "out of memory");
 }
 
-static void trace_msg(sim_engine *e, const sim_msg *g) {
+static uint32_t round_of_op(const sim_csched *s, uint32_t op) {
+    uint32_t lo = 0, hi = s->nrounds;               /* the last round starting at or before op */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->round_op[mid] <= op)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void trace_msg(sim_engine *e, int32_t id, double deliver) {
     if (!e->c->hooks || !e->c->hooks->msg)
         return;
-    sim_msg_trace t = { g->from, g->to, g->round, g->op, g->bytes, g->buf, g->off, g->issued,
-                        g->start, g->deliver, g->bidir, g->staged, g->seq };
+    const sim_msg *g = &e->msgs[id];
+    const sim_csched *s = rank_of(e, g->from)->s;
+    const sim_cop *op = &s->ops[g->op];
+    sim_msg_trace t = { g->from, g->to, round_of_op(s, g->op), g->op, g->bytes, op->buf,
+                        op->off, e->issued[id], g->start, deliver, g->bidir, g->staged,
+                        g->seq };
     e->c->hooks->msg(e->c->hooks->ctx, &t);
 }
 
@@ -227,10 +255,9 @@ static bool link_free(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
     int from_r = g->from, to_r = g->to;
     sim_rank *from = rank_of(e, from_r), *to = rank_of(e, to_r);
-    from->out_msg = SIM_NONE;
+    link_of(e, from_r)->out_msg = SIM_NONE;
     if (!e->sym)
-        to->in_msg = SIM_NONE;
-    list_remove(e, &from->x_head, NULL, id);
+        link_of(e, to_r)->in_msg = SIM_NONE;
     g->state = MSG_DONE;
     from->unfinished--;
     if (g->delivered)
@@ -248,7 +275,7 @@ static bool link_free(sim_engine *e, int32_t id, double now) {
 /* Delivery; in symmetric mode rank 0 receives the mirror image of its own message. */
 static bool deliver(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
-    trace_msg(e, g);
+    trace_msg(e, id, now);
     int from = e->sym ? (e->P - g->to) % e->P : g->from, to = e->sym ? 0 : g->to;
     uint32_t seq = g->seq;
     uint64_t bytes = g->bytes;
@@ -267,7 +294,8 @@ bool sim_event_msg(sim_engine *e, const sim_event *ev) {
     if (ev->ver != g->ver)
         return true;                            /* re-timed as bidirectional */
     if (ev->kind == EV_READY) {
-        list_push(e, &rank_of(e, g->from)->q_head, &rank_of(e, g->from)->q_tail, ev->id);
+        sim_rank *rs = rank_of(e, g->from);
+        list_push(e, &rs->q_head, &rs->q_tail, ev->id);
         return pump_sender(e, g->from, ev->t);
     }
     if (ev->kind == EV_LINK_FREE)

@@ -69,37 +69,47 @@ static void round_bounds(const sim_csched *s, uint32_t round, write_bounds *w) {
 }
 
 static bool writes_over(const sim_csched *s, uint32_t round, const write_bounds *w,
-                        const sim_msg *g) {
-    if (g->buf >= SBUF_COUNT || w->lo[g->buf] >= g->off + g->bytes || g->off >= w->hi[g->buf])
+                        const sim_cop *put) {
+    uint64_t off = put->off, end = put->off + put->bytes;
+    if (put->buf >= SBUF_COUNT || w->lo[put->buf] >= end || off >= w->hi[put->buf])
         return false;                           /* outside everything the round writes */
     for (uint32_t i = s->round_op[round]; i < s->round_op[round + 1]; i++) {
         const sim_cop *op = &s->ops[i];
-        if (op->kind == SCHED_REDUCE && op->bytes && op->buf == g->buf &&
-            op->off < g->off + g->bytes && g->off < op->off + op->bytes)
+        if (op->kind == SCHED_REDUCE && op->bytes && op->buf == put->buf && op->off < end &&
+            off < op->off + op->bytes)
             return true;
     }
     return false;
 }
 
+/* Stages message id if this round overwrites its source. */
+static void stage_one(sim_engine *e, int r, int32_t id, const write_bounds *w, double t,
+                      bool *any) {
+    sim_rank *rs = &e->ranks[r];
+    sim_msg *g = &e->msgs[id];
+    if (g->staged || !g->bytes || !writes_over(rs->s, rs->round, w, &rs->s->ops[g->op]))
+        return;
+    g->staged = 1;
+    rs->cpu = max2(rs->cpu, t) + e->m->copy * (double)g->bytes;
+    e->res->staged++;
+    *any = true;
+}
+
 /* PUTs still in flight whose source this round overwrites are copied first (the
- * executor's staging); returns when the round's operations may start. */
+ * executor's staging): the waiting ones in issue order, then the one on the link;
+ * returns when the round's operations may start. */
 static double stage_due(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
-    if (rs->q_head == SIM_NONE && rs->x_head == SIM_NONE)
+    int32_t on_link = e->links[r].out_msg;
+    if (rs->q_head == SIM_NONE && on_link == SIM_NONE)
         return t;
     write_bounds w;
     round_bounds(rs->s, rs->round, &w);
     bool any = false;
-    for (int list = 0; list < 2; list++)
-        for (int32_t id = list ? rs->x_head : rs->q_head; id != SIM_NONE; id = e->msgs[id].qnext) {
-            sim_msg *g = &e->msgs[id];
-            if (g->staged || !g->bytes || !writes_over(rs->s, rs->round, &w, g))
-                continue;
-            g->staged = 1;
-            rs->cpu = max2(rs->cpu, t) + e->m->copy * (double)g->bytes;
-            e->res->staged++;
-            any = true;
-        }
+    for (int32_t id = rs->q_head; id != SIM_NONE; id = e->msgs[id].qnext)
+        stage_one(e, r, id, &w, t, &any);
+    if (on_link != SIM_NONE)
+        stage_one(e, r, on_link, &w, t, &any);
     return any ? rs->cpu : t;
 }
 
@@ -126,7 +136,6 @@ static void end_rounds(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
     rs->rounds_done = true;
     rs->finish = t;
-    rs->s = NULL;                               /* (its memory goes with the arena) */
     sim_rank_check_finish(e, r, t);
 }
 
@@ -185,9 +194,21 @@ bool sim_cpu_done(sim_engine *e, int r, double t) {
     return begin_rounds(e, r, t);
 }
 
+/* The REDUCE that message #seq from rank `from` feeds (UINT32_MAX: none). */
+static uint32_t reduce_of(sim_rank *rs, int from, uint32_t seq) {
+    if (!rs->s)
+        return UINT32_MAX;
+    if (from != rs->last_from) {
+        if (!sim_csched_sender(rs->s, from, &rs->last_at, &rs->last_end))
+            return UINT32_MAX;
+        rs->last_from = from;
+    }
+    return rs->last_at + seq < rs->last_end ? rs->s->in_op[rs->last_at + seq] : UINT32_MAX;
+}
+
 bool sim_arrive(sim_engine *e, int from, int to, uint32_t seq, uint64_t bytes, double t) {
     sim_rank *rs = &e->ranks[to];
-    uint32_t i = rs->s ? sim_csched_in_op(rs->s, from, seq) : UINT32_MAX;
+    uint32_t i = reduce_of(rs, from, seq);
     if (i == UINT32_MAX)
         return true;                            /* no REDUCE takes it (it waits forever) */
     sim_cop *op = &rs->s->ops[i];
@@ -227,13 +248,17 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     e->ranks = calloc((size_t)e->nranks, sizeof *e->ranks);
     if (!e->ranks)
         return sim_fail(e, "out of memory");
+    e->links = malloc((size_t)e->nranks * sizeof *e->links);
+    if (!e->links)
+        return sim_fail(e, "out of memory");
     sim_advise_huge(e->ranks, (size_t)e->nranks * sizeof *e->ranks);
     if (!sim_builder_init(&e->builder, &c->args))
         return sim_fail(e, "out of memory");
     for (int r = 0; r < e->nranks; r++) {
         sim_rank *rs = &e->ranks[r];
-        rs->out_msg = rs->in_msg = rs->q_head = rs->q_tail = rs->x_head = SIM_NONE;
-        rs->w_head = rs->w_tail = rs->free_msg = SIM_NONE;
+        e->links[r].out_msg = e->links[r].in_msg = SIM_NONE;
+        rs->q_head = rs->q_tail = SIM_NONE;
+        rs->w_head = rs->w_tail = rs->free_msg = rs->last_from = SIM_NONE;
         if (!sim_heap_push(&e->heap, 0.0, EV_START, r, 0))
             return sim_fail(e, "out of memory");
     }
@@ -264,6 +289,8 @@ static bool summarize(sim_engine *e) {
 static void teardown(sim_engine *e) {
     sim_arena_free(&e->arena);
     free(e->ranks);
+    free(e->links);
+    free(e->issued);
     free(e->msgs);
     sim_heap_free(&e->heap);
     sim_builder_free(&e->builder);

@@ -71,8 +71,8 @@ void sim_builder_free(sim_builder *b);
 sim_csched *sim_csched_build(sim_builder *b, sim_arena *arena, const collie_algorithm *alg,
                              const collie_coll_args *args, int rank, char *err, size_t errsz);
 
-/* The REDUCE that message #seq from rank `from` feeds (UINT32_MAX: none). */
-uint32_t sim_csched_in_op(const sim_csched *s, int from, uint32_t seq);
+/* Where the messages from rank `from` are in in_op: [*at, *end); false if it sends none. */
+bool sim_csched_sender(const sim_csched *s, int from, uint32_t *at, uint32_t *end);
 
 /* ---- event heap (heap.c) ------------------------------------------- */
 enum sim_ev_kind { EV_START = 1, EV_READY, EV_LINK_FREE, EV_DELIVER, EV_XFER_END, EV_CPU_DONE,
@@ -101,30 +101,38 @@ typedef struct sim_heap {
 bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver);
 bool sim_heap_pop(sim_heap *h, sim_event *out);
 void sim_heap_free(sim_heap *h);
+/* The k-th event of the current instant still waiting in the FIFO (NULL: none); events
+ * of later instants are not known in order. */
+const sim_event *sim_heap_upcoming(const sim_heap *h, size_t k);
 
 /* ---- the engine ------------------------------------------------------------------------ */
 enum sim_msg_state { MSG_FREE = 0, MSG_PENDING, MSG_XFER, MSG_DONE, MSG_ZOMBIE };
 
-typedef struct sim_msg {
-    double issued, start, end, deliver;
-    uint64_t bytes, off;
+typedef struct sim_msg {        /* one cache line (the engine waits on memory, not math) */
+    double start, end;          /* on the links from start; the links are free from end */
+    uint64_t bytes;
     int32_t from, to;
-    uint32_t seq, ver, round, op;
-    int32_t qprev, qnext;       /* sender: pending (PENDING) or outstanding (XFER) list */
+    uint32_t seq, ver;
+    uint32_t op;                /* its PUT in the sender's schedule (source buffer, offset) */
+    int32_t qprev, qnext;       /* sender: pending list (PENDING); free list (FREE) */
     int32_t wnext;              /* receiver's wait list */
-    uint8_t state, buf, waiting, staged, bidir, delivered;
+    uint8_t state, waiting, staged, bidir, delivered;
 } sim_msg;
+
+typedef struct sim_link {       /* a rank's two links: the message on each, or SIM_NONE */
+    int32_t out_msg, in_msg;
+} sim_link;
 
 typedef struct sim_rank {
     sim_csched *s;
     uint32_t round;             /* current round */
     uint32_t unposted, unrun;   /* its REDUCEs not yet posted; posted but not yet run */
     uint32_t posted;            /* ops before this index are posted */
+    int32_t last_from;          /* the last sender looked up (messages come in runs) */
+    uint32_t last_at, last_end; /* its entries in s->in_op */
     double cpu;                 /* the CPU is free from */
     double round_start, finish;
-    int32_t out_msg, in_msg;    /* messages on the links, SIM_NONE */
     int32_t q_head, q_tail;     /* messages waiting for the links, issue order */
-    int32_t x_head;             /* messages in transfer */
     int32_t w_head, w_tail;     /* messages waiting for this rank's incoming link */
     int32_t free_msg;           /* its free messages (linked by qnext) */
     uint32_t unfinished;        /* own messages not yet off the outgoing link */
@@ -138,6 +146,8 @@ typedef struct sim_engine {
     int P, nranks;              /* nranks: 1 when symmetric */
     bool sym;
     sim_rank *ranks;
+    sim_link *links;            /* per rank (apart: the scans of the links stay in cache) */
+    double *issued;             /* per message, when traced: when it was issued */
     sim_msg *msgs;
     int32_t nmsgs, capmsgs;
     sim_heap heap;
