@@ -179,11 +179,6 @@ static bool begin_rounds(sim_engine *e, int r, double t) {
 }
 
 bool sim_rank_start(sim_engine *e, int r, double t) {
-    sim_rank *rs = &e->ranks[r];
-    rs->s = sim_csched_build(&e->builder, &e->arena, e->c->alg, e->a, r, e->res->err,
-                             sizeof e->res->err);
-    if (!rs->s)
-        return sim_fail(e, "%s", e->res->err);
     return begin_rounds(e, r, t);
 }
 
@@ -230,6 +225,19 @@ void sim_rank_check_finish(sim_engine *e, int r, double t) {
 
 /* ---- the event loop ------------------------------------------------------------------------ */
 
+/* Every rank's schedule, before the first event (they all start at 0). */
+static bool build_schedules(sim_engine *e) {
+    sim_csched **all = malloc((size_t)e->nranks * sizeof *all);
+    if (!all)
+        return sim_fail(e, "out of memory");
+    char err[sizeof e->res->err];
+    bool ok = sim_csched_build_all(e->c->alg, e->a, e->nranks, all, e->arenas, err, sizeof err);
+    for (int r = 0; ok && r < e->nranks; r++)
+        e->ranks[r].s = all[r];
+    free(all);
+    return ok || sim_fail(e, "%s", err);
+}
+
 static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     memset(e, 0, sizeof *e);
     memset(out, 0, sizeof *out);
@@ -252,8 +260,8 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     if (!e->links)
         return sim_fail(e, "out of memory");
     sim_advise_huge(e->ranks, (size_t)e->nranks * sizeof *e->ranks);
-    if (!sim_builder_init(&e->builder, &c->args))
-        return sim_fail(e, "out of memory");
+    if (!build_schedules(e))
+        return false;
     for (int r = 0; r < e->nranks; r++) {
         sim_rank *rs = &e->ranks[r];
         e->links[r].out_msg = e->links[r].in_msg = SIM_NONE;
@@ -287,13 +295,13 @@ static bool summarize(sim_engine *e) {
 }
 
 static void teardown(sim_engine *e) {
-    sim_arena_free(&e->arena);
+    for (int t = 0; t < SIM_MAX_THREADS; t++)
+        sim_arena_free(&e->arenas[t]);
     free(e->ranks);
     free(e->links);
     free(e->issued);
     free(e->msgs);
     sim_heap_free(&e->heap);
-    sim_builder_free(&e->builder);
 }
 
 int sim_run(const sim_config *c, sim_result *out) {

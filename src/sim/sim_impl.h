@@ -71,6 +71,15 @@ void sim_builder_free(sim_builder *b);
 sim_csched *sim_csched_build(sim_builder *b, sim_arena *arena, const collie_algorithm *alg,
                              const collie_coll_args *args, int rank, char *err, size_t errsz);
 
+#define SIM_MAX_THREADS 8
+
+/* Builds the schedules of ranks 0 … nranks-1 into out[], on up to SIM_MAX_THREADS
+ * threads (as many as there are CPUs), thread t's in arenas[t]; false (err: the lowest
+ * failing rank's error) on failure. */
+bool sim_csched_build_all(const collie_algorithm *alg, const collie_coll_args *args,
+                          int nranks, sim_csched **out, sim_arena *arenas, char *err,
+                          size_t errsz);
+
 /* Where the messages from rank `from` are in in_op: [*at, *end); false if it sends none. */
 bool sim_csched_sender(const sim_csched *s, int from, uint32_t *at, uint32_t *end);
 
@@ -151,8 +160,7 @@ typedef struct sim_engine {
     sim_msg *msgs;
     int32_t nmsgs, capmsgs;
     sim_heap heap;
-    sim_builder builder;
-    sim_arena arena;            /* the ranks' schedules */
+    sim_arena arenas[SIM_MAX_THREADS];  /* the ranks' schedules, per building thread */
     sim_result *res;
     bool failed;
 } sim_engine;
