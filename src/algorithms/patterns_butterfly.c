@@ -113,7 +113,11 @@ int pbf_bruck_count(int n, int p, int round) {
 }
 
 int pbf_bruck_peer(int n, int p, int round, int m, int *len) {
-    int alpha = pbf_bruck_digit(n, p, round), c = pbf_bruck_count(n, p, round);
+    return pbf_bruck_peer_of(pbf_bruck_digit(n, p, round), pbf_bruck_count(n, p, round), m,
+                             len);
+}
+
+int pbf_bruck_peer_of(int alpha, int c, int m, int *len) {
     if (m < alpha) {
         *len = c + 1;
         return (m + 1) * (c + 1);

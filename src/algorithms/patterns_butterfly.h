@@ -52,3 +52,5 @@ int pbf_bruck_rounds(int n, int p);
 int pbf_bruck_digit(int n, int p, int round);      /* α_{k-1-round} */
 int pbf_bruck_count(int n, int p, int round);      /* c before the round */
 int pbf_bruck_peer(int n, int p, int round, int m, int *len);
+/* The same from the round's digit α and count c (computed once per round). */
+int pbf_bruck_peer_of(int alpha, int c, int m, int *len);

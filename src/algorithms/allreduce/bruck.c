@@ -58,15 +58,15 @@ static int wrap(int r, int p) { return ((r % p) + p) % p; }
 
 /* Round t: S[1] / S[0] to the n peers below, the same from the n peers above. */
 static void round_t(cp_state *st, const collie_coll_args *a, int n, int t) {
-    int p = a->size, alpha = pbf_bruck_digit(n, p, t);
+    int p = a->size, alpha = pbf_bruck_digit(n, p, t), c = pbf_bruck_count(n, p, t);
     sched_round_begin(st->s);
     for (int m = 0; m < n; m++) {
-        int len, d = pbf_bruck_peer(n, p, t, m, &len);
+        int len, d = pbf_bruck_peer_of(alpha, c, m, &len);
         if (len > 0)
             cp_send(st, wrap(a->rank - d, p), wrap(a->rank + (m < alpha ? 0 : 1), p), len);
     }
     for (int m = 0; m < n; m++) {
-        int len, d = pbf_bruck_peer(n, p, t, m, &len);
+        int len, d = pbf_bruck_peer_of(alpha, c, m, &len);
         int from = wrap(a->rank + d, p);
         if (len > 0)
             cp_recv(st, from, wrap(from + (m < alpha ? 0 : 1), p), len);
