@@ -4,9 +4,7 @@
  * timing needs (sim_csched); and the rotation-symmetry check of SIM_SYMMETRIC (on the
  * communication: kinds, sizes, peers; local operands may differ, see sim.h).
  */
-#include <pthread.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim/sim_impl.h"
@@ -115,7 +113,7 @@ static void number_puts(sim_builder *b, sim_csched *c) {
     uint32_t npeers = 0;
     for (uint32_t i = 0; i < c->nops; i++)
         if (c->ops[i].kind == SCHED_PUT)
-            c->ops[i].u.seq = count_peer(b, c->ops[i].peer, &npeers);
+            c->ops[i].u.put.seq = count_peer(b, c->ops[i].peer, &npeers);
     forget_counts(b, npeers);
 }
 
@@ -198,67 +196,6 @@ bool sim_csched_sender(const sim_csched *s, int from, uint32_t *at, uint32_t *en
         return false;
     *at = s->from[lo].at;
     *end = s->from[lo + 1].at;
-    return true;
-}
-
-/* ---- all ranks at once ------------------------------------------------------------------ */
-
-typedef struct build_job {
-    const collie_algorithm *alg;
-    const collie_coll_args *args;
-    int first, end;             /* ranks [first, end) */
-    sim_csched **out;
-    sim_arena *arena;
-    int failed;                 /* the first rank that failed, or -1 */
-    char err[256];
-} build_job;
-
-static void *build_range(void *arg) {
-    build_job *j = arg;
-    sim_builder b;
-    if (!sim_builder_init(&b, j->args)) {
-        j->failed = j->first;
-        snprintf(j->err, sizeof j->err, "out of memory");
-    }
-    for (int r = j->first; j->failed < 0 && r < j->end; r++) {
-        j->out[r] = sim_csched_build(&b, j->arena, j->alg, j->args, r, j->err, sizeof j->err);
-        if (!j->out[r])
-            j->failed = r;
-    }
-    sim_builder_free(&b);
-    return NULL;
-}
-
-static int build_threads(int nranks) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (nranks < 1024 || cpus < 2)
-        return 1;
-    return cpus < SIM_MAX_THREADS ? (int)cpus : SIM_MAX_THREADS;
-}
-
-bool sim_csched_build_all(const collie_algorithm *alg, const collie_coll_args *args,
-                          int nranks, sim_csched **out, sim_arena *arenas, char *err,
-                          size_t errsz) {
-    int nt = build_threads(nranks);
-    build_job jobs[SIM_MAX_THREADS];
-    pthread_t tid[SIM_MAX_THREADS];
-    bool threaded[SIM_MAX_THREADS] = { false };
-    for (int t = 0; t < nt; t++) {
-        jobs[t] = (build_job){ alg, args, (int)((long)nranks * t / nt),
-                               (int)((long)nranks * (t + 1) / nt), out, &arenas[t], -1, "" };
-        threaded[t] = t > 0 && pthread_create(&tid[t], NULL, build_range, &jobs[t]) == 0;
-    }
-    for (int t = 0; t < nt; t++)                        /* this thread's, and any not started */
-        if (!threaded[t])
-            build_range(&jobs[t]);
-    for (int t = 1; t < nt; t++)
-        if (threaded[t])
-            pthread_join(tid[t], NULL);
-    for (int t = 0; t < nt; t++)                        /* the lowest failing rank */
-        if (jobs[t].failed >= 0) {
-            snprintf(err, errsz, "%s", jobs[t].err);
-            return false;
-        }
     return true;
 }
 

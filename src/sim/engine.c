@@ -216,7 +216,7 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
     g->from = r;
     g->to = op->peer;
     g->bytes = op->bytes;
-    g->seq = op->u.seq;
+    g->rop = op->u.put.rop;
     g->op = opi;
     g->state = MSG_PENDING;
     g->qprev = g->qnext = g->wnext = SIM_NONE;
@@ -247,7 +247,7 @@ static void trace_msg(sim_engine *e, int32_t id, double deliver) {
     const sim_cop *op = &s->ops[g->op];
     sim_msg_trace t = { g->from, g->to, round_of_op(s, g->op), g->op, g->bytes, op->buf,
                         op->off, e->issued[id], g->start, deliver, g->bidir, g->staged,
-                        g->seq };
+                        op->u.put.seq };
     e->c->hooks->msg(e->c->hooks->ctx, &t);
 }
 
@@ -272,17 +272,17 @@ static bool link_free(sim_engine *e, int32_t id, double now) {
     return true;
 }
 
-/* Delivery; in symmetric mode rank 0 receives the mirror image of its own message. */
+/* Delivery (in symmetric mode rank 0 receives the mirror image of its own message: its
+ * rop says where). */
 static bool deliver(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
     trace_msg(e, id, now);
-    int from = e->sym ? (e->P - g->to) % e->P : g->from, to = e->sym ? 0 : g->to;
-    uint32_t seq = g->seq;
-    uint64_t bytes = g->bytes;
     g->delivered = 1;
+    if (!sim_arrive(e, g, now))
+        return false;
     if (g->state == MSG_DONE)
         release_msg(e, id);
-    return sim_arrive(e, from, to, seq, bytes, now);
+    return true;
 }
 
 bool sim_event_msg(sim_engine *e, const sim_event *ev) {

@@ -9,6 +9,10 @@
 #include <string.h>
 #include "sim/sim_impl.h"
 
+static sim_rank *rank_of_msg_sender(sim_engine *e, const sim_msg *g) {
+    return &e->ranks[e->sym ? 0 : g->from];
+}
+
 bool sim_fail(sim_engine *e, const char *fmt, ...) {
     if (e->failed)
         return false;
@@ -189,30 +193,20 @@ bool sim_cpu_done(sim_engine *e, int r, double t) {
     return begin_rounds(e, r, t);
 }
 
-/* The REDUCE that message #seq from rank `from` feeds (UINT32_MAX: none). */
-static uint32_t reduce_of(sim_rank *rs, int from, uint32_t seq) {
-    if (!rs->s)
-        return UINT32_MAX;
-    if (from != rs->last_from) {
-        if (!sim_csched_sender(rs->s, from, &rs->last_at, &rs->last_end))
-            return UINT32_MAX;
-        rs->last_from = from;
-    }
-    return rs->last_at + seq < rs->last_end ? rs->s->in_op[rs->last_at + seq] : UINT32_MAX;
-}
-
-bool sim_arrive(sim_engine *e, int from, int to, uint32_t seq, uint64_t bytes, double t) {
+bool sim_arrive(sim_engine *e, const sim_msg *g, double t) {
+    int to = e->sym ? 0 : g->to;
     sim_rank *rs = &e->ranks[to];
-    uint32_t i = reduce_of(rs, from, seq);
-    if (i == UINT32_MAX)
+    if (g->rop == UINT32_MAX)
         return true;                            /* no REDUCE takes it (it waits forever) */
-    sim_cop *op = &rs->s->ops[i];
-    if (op->bytes != bytes && !e->sym)
+    sim_cop *op = &rs->ops[g->rop];
+    if (op->bytes != g->bytes && !e->sym) {
+        uint32_t seq = rank_of_msg_sender(e, g)->ops[g->op].u.put.seq;
         return sim_fail(e, "rank %d: message #%u from rank %d has %llu bytes, its REDUCE %llu",
-                        to, seq, from, (unsigned long long)bytes,
+                        to, seq, g->from, (unsigned long long)g->bytes,
                         (unsigned long long)op->bytes);
+    }
     op->u.ready = max2(op->u.ready, t);
-    return --op->peer > 0 || i >= rs->posted || run_reduce(e, to, op);
+    return --op->peer > 0 || g->rop >= rs->posted || run_reduce(e, to, op);
 }
 
 void sim_rank_check_finish(sim_engine *e, int r, double t) {
@@ -232,8 +226,12 @@ static bool build_schedules(sim_engine *e) {
         return sim_fail(e, "out of memory");
     char err[sizeof e->res->err];
     bool ok = sim_csched_build_all(e->c->alg, e->a, e->nranks, all, e->arenas, err, sizeof err);
-    for (int r = 0; ok && r < e->nranks; r++)
+    for (int r = 0; ok && r < e->nranks; r++) {
         e->ranks[r].s = all[r];
+        e->ranks[r].ops = all[r]->ops;
+    }
+    if (ok)
+        sim_resolve_puts(all, e->nranks, e->P, e->sym);
     free(all);
     return ok || sim_fail(e, "%s", err);
 }
@@ -266,7 +264,7 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
         sim_rank *rs = &e->ranks[r];
         e->links[r].out_msg = e->links[r].in_msg = SIM_NONE;
         rs->q_head = rs->q_tail = SIM_NONE;
-        rs->w_head = rs->w_tail = rs->free_msg = rs->last_from = SIM_NONE;
+        rs->w_head = rs->w_tail = rs->free_msg = SIM_NONE;
         if (!sim_heap_push(&e->heap, 0.0, EV_START, r, 0))
             return sim_fail(e, "out of memory");
     }

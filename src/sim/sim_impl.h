@@ -30,7 +30,12 @@ typedef struct sim_cop {        /* 32 bytes */
     uint64_t off;       /* PUT: source offset; REDUCE: destination offset */
     union {
         double ready;   /* REDUCE: latest arrival so far (once posted: or its round's start) */
-        uint32_t seq;   /* PUT: how many earlier PUTs of this rank go to the same peer */
+        struct {
+            uint32_t seq;   /* PUT: how many earlier PUTs of this rank go to the same peer */
+            uint32_t rop;   /* PUT: the REDUCE it feeds in the receiver's schedule (in the
+                               symmetric method: rank 0's for the mirror image); UINT32_MAX:
+                               none (the message is never taken) */
+        } put;
     } u;
     int32_t peer;       /* PUT: target; REDUCE: incoming sources not yet arrived */
     uint8_t kind;       /* enum sched_kind */
@@ -73,12 +78,16 @@ sim_csched *sim_csched_build(sim_builder *b, sim_arena *arena, const collie_algo
 
 #define SIM_MAX_THREADS 8
 
-/* Builds the schedules of ranks 0 … nranks-1 into out[], on up to SIM_MAX_THREADS
+/* build_all.c: builds the schedules of ranks 0 … nranks-1 into out[], on up to SIM_MAX_THREADS
  * threads (as many as there are CPUs), thread t's in arenas[t]; false (err: the lowest
  * failing rank's error) on failure. */
 bool sim_csched_build_all(const collie_algorithm *alg, const collie_coll_args *args,
                           int nranks, sim_csched **out, sim_arena *arenas, char *err,
                           size_t errsz);
+
+/* build_all.c: sets every PUT's u.put.rop (all: the schedules of ranks 0 … nranks-1, all
+ * P of them, or rank 0's alone when sym). */
+void sim_resolve_puts(sim_csched **all, int nranks, int P, bool sym);
 
 /* Where the messages from rank `from` are in in_op: [*at, *end); false if it sends none. */
 bool sim_csched_sender(const sim_csched *s, int from, uint32_t *at, uint32_t *end);
@@ -121,7 +130,7 @@ typedef struct sim_msg {        /* one cache line (the engine waits on memory, n
     double start, end;          /* on the links from start; the links are free from end */
     uint64_t bytes;
     int32_t from, to;
-    uint32_t seq, ver;
+    uint32_t rop, ver;          /* rop: the REDUCE it feeds (sim_cop.u.put.rop) */
     uint32_t op;                /* its PUT in the sender's schedule (source buffer, offset) */
     int32_t qprev, qnext;       /* sender: pending list (PENDING); free list (FREE) */
     int32_t wnext;              /* receiver's wait list */
@@ -134,11 +143,10 @@ typedef struct sim_link {       /* a rank's two links: the message on each, or S
 
 typedef struct sim_rank {
     sim_csched *s;
+    sim_cop *ops;               /* s->ops (an arrival then touches the op, not s) */
     uint32_t round;             /* current round */
     uint32_t unposted, unrun;   /* its REDUCEs not yet posted; posted but not yet run */
     uint32_t posted;            /* ops before this index are posted */
-    int32_t last_from;          /* the last sender looked up (messages come in runs) */
-    uint32_t last_at, last_end; /* its entries in s->in_op */
     double cpu;                 /* the CPU is free from */
     double round_start, finish;
     int32_t q_head, q_tail;     /* messages waiting for the links, issue order */
@@ -173,7 +181,7 @@ bool sim_event_msg(sim_engine *e, const sim_event *ev);
 /* engine_rank.c: rounds and REDUCEs */
 bool sim_rank_start(sim_engine *e, int r, double t);
 bool sim_cpu_done(sim_engine *e, int r, double t);
-bool sim_arrive(sim_engine *e, int from, int to, uint32_t seq, uint64_t bytes, double t);
+bool sim_arrive(sim_engine *e, const sim_msg *g, double t);
 void sim_rank_check_finish(sim_engine *e, int r, double t);
 
 #endif
