@@ -58,28 +58,40 @@ static int32_t new_msg(sim_engine *e, int r) {
 
 /* ---- lists ------------------------------------------------------------------------------ */
 
-/* Appends id at the tail. */
-static void list_push(sim_engine *e, int32_t *head, int32_t *tail, int32_t id) {
-    sim_msg *g = &e->msgs[id];
-    g->qnext = SIM_NONE;
-    g->qprev = *tail;
-    if (*tail != SIM_NONE)
-        e->msgs[*tail].qnext = id;
-    else
-        *head = id;
-    *tail = id;
+/* Appends message id to rank r's queue; false when out of memory. */
+static bool queue_push(sim_engine *e, sim_queue *q, int32_t id) {
+    if (q->len == q->cap && q->live < q->len) {        /* close the holes first */
+        uint32_t j = 0;
+        for (uint32_t i = q->head; i < q->len; i++)
+            if (q->v[i].id != SIM_NONE) {
+                q->v[j] = q->v[i];
+                e->msgs[q->v[j].id].qpos = j;
+                j++;
+            }
+        q->head = 0;
+        q->len = j;
+    }
+    if (q->len == q->cap) {
+        uint32_t cap = q->cap ? 2 * q->cap : 16;
+        sim_qent *v = realloc(q->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        q->v = v;
+        q->cap = cap;
+    }
+    q->v[q->len] = (sim_qent){ id, e->msgs[id].to };
+    e->msgs[id].qpos = q->len++;
+    q->live++;
+    return true;
 }
 
-static void list_remove(sim_engine *e, int32_t *head, int32_t *tail, int32_t id) {
-    sim_msg *g = &e->msgs[id];
-    if (g->qprev != SIM_NONE)
-        e->msgs[g->qprev].qnext = g->qnext;
-    else
-        *head = g->qnext;
-    if (g->qnext != SIM_NONE)
-        e->msgs[g->qnext].qprev = g->qprev;
-    else
-        *tail = g->qprev;
+static void queue_remove(sim_queue *q, const sim_msg *g) {
+    q->v[g->qpos].id = SIM_NONE;
+    q->live--;
+    while (q->head < q->len && q->v[q->head].id == SIM_NONE)
+        q->head++;
+    if (q->live == 0)
+        q->head = q->len = 0;
 }
 
 /* ---- costs ------------------------------------------------------------------------------ */
@@ -124,8 +136,7 @@ static int32_t reverse_in_transfer(sim_engine *e, const sim_msg *g, double now) 
 
 static bool start_msg(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
-    sim_rank *from = rank_of(e, g->from);
-    list_remove(e, &from->q_head, &from->q_tail, id);
+    queue_remove(&rank_of(e, g->from)->q, g);
     g->state = MSG_XFER;
     g->start = now;
     link_of(e, g->from)->out_msg = id;
@@ -145,31 +156,32 @@ static bool start_msg(sim_engine *e, int32_t id, double now) {
     return time_msg(e, id) || sim_fail(e, "out of memory");
 }
 
-static bool in_link_free(sim_engine *e, const sim_msg *g) {
-    return e->sym || link_of(e, g->to)->in_msg == SIM_NONE;
+/* Appends message id to its receiver's wait list. */
+static void wait_at_receiver(sim_engine *e, int32_t id) {
+    sim_msg *g = &e->msgs[id];
+    sim_rank *to = rank_of(e, g->to);
+    g->waiting = 1;
+    g->wnext = SIM_NONE;
+    if (to->w_tail != SIM_NONE)
+        e->msgs[to->w_tail].wnext = id;
+    else
+        to->w_head = id;
+    to->w_tail = id;
 }
 
 /* The sender's outgoing link is free: start its first waiting message whose receiver's
  * incoming link is free; the others wait at their receivers. */
 static bool pump_sender(sim_engine *e, int r, double now) {
-    sim_rank *rs = rank_of(e, r);
+    const sim_queue *q = &rank_of(e, r)->q;
     const sim_link *links = link_of(e, r);
-    for (int32_t id = rs->q_head; id != SIM_NONE && links->out_msg == SIM_NONE;) {
-        sim_msg *g = &e->msgs[id];
-        int32_t next = g->qnext;
-        if (in_link_free(e, g))
-            return start_msg(e, id, now);
-        if (!g->waiting) {
-            sim_rank *to = rank_of(e, g->to);
-            g->waiting = 1;
-            g->wnext = SIM_NONE;
-            if (to->w_tail != SIM_NONE)
-                e->msgs[to->w_tail].wnext = id;
-            else
-                to->w_head = id;
-            to->w_tail = id;
-        }
-        id = next;
+    for (uint32_t i = q->head; i < q->len && links->out_msg == SIM_NONE; i++) {
+        sim_qent x = q->v[i];
+        if (x.id == SIM_NONE)
+            continue;
+        if (e->sym || e->links[x.to].in_msg == SIM_NONE)
+            return start_msg(e, x.id, now);
+        if (!e->msgs[x.id].waiting)
+            wait_at_receiver(e, x.id);
     }
     return true;
 }
@@ -219,7 +231,7 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
     g->rop = op->u.put.rop;
     g->op = opi;
     g->state = MSG_PENDING;
-    g->qprev = g->qnext = g->wnext = SIM_NONE;
+    g->qnext = g->wnext = SIM_NONE;
     if (e->issued)
         e->issued[id] = t;
     rank_of(e, r)->unfinished++;
@@ -265,7 +277,7 @@ static bool link_free(sim_engine *e, int32_t id, double now) {
     sim_rank_check_finish(e, from_r, now);
     /* The freed links take new messages once every link freed at this instant is free
      * (events of one instant run in push order), so ranks in lockstep stay in it. */
-    bool pump_from = from->q_head != SIM_NONE, pump_to = !e->sym && to->w_head != SIM_NONE;
+    bool pump_from = from->q.live > 0, pump_to = !e->sym && to->w_head != SIM_NONE;
     if ((pump_from && !sim_heap_push(&e->heap, now, EV_PUMP_SEND, from_r, 0)) ||
         (pump_to && !sim_heap_push(&e->heap, now, EV_PUMP_RECV, to_r, 0)))
         return sim_fail(e, "out of memory");
@@ -294,8 +306,8 @@ bool sim_event_msg(sim_engine *e, const sim_event *ev) {
     if (ev->ver != g->ver)
         return true;                            /* re-timed as bidirectional */
     if (ev->kind == EV_READY) {
-        sim_rank *rs = rank_of(e, g->from);
-        list_push(e, &rs->q_head, &rs->q_tail, ev->id);
+        if (!queue_push(e, &rank_of(e, g->from)->q, ev->id))
+            return sim_fail(e, "out of memory");
         return pump_sender(e, g->from, ev->t);
     }
     if (ev->kind == EV_LINK_FREE)

@@ -105,13 +105,14 @@ static void stage_one(sim_engine *e, int r, int32_t id, const write_bounds *w, d
 static double stage_due(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
     int32_t on_link = e->links[r].out_msg;
-    if (rs->q_head == SIM_NONE && on_link == SIM_NONE)
+    if (rs->q.live == 0 && on_link == SIM_NONE)
         return t;
     write_bounds w;
     round_bounds(rs->s, rs->round, &w);
     bool any = false;
-    for (int32_t id = rs->q_head; id != SIM_NONE; id = e->msgs[id].qnext)
-        stage_one(e, r, id, &w, t, &any);
+    for (uint32_t i = rs->q.head; i < rs->q.len; i++)
+        if (rs->q.v[i].id != SIM_NONE)
+            stage_one(e, r, rs->q.v[i].id, &w, t, &any);
     if (on_link != SIM_NONE)
         stage_one(e, r, on_link, &w, t, &any);
     return any ? rs->cpu : t;
@@ -263,7 +264,6 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     for (int r = 0; r < e->nranks; r++) {
         sim_rank *rs = &e->ranks[r];
         e->links[r].out_msg = e->links[r].in_msg = SIM_NONE;
-        rs->q_head = rs->q_tail = SIM_NONE;
         rs->w_head = rs->w_tail = rs->free_msg = SIM_NONE;
         if (!sim_heap_push(&e->heap, 0.0, EV_START, r, 0))
             return sim_fail(e, "out of memory");
@@ -295,6 +295,8 @@ static bool summarize(sim_engine *e) {
 static void teardown(sim_engine *e) {
     for (int t = 0; t < SIM_MAX_THREADS; t++)
         sim_arena_free(&e->arenas[t]);
+    for (int r = 0; e->ranks && r < e->nranks; r++)
+        free(e->ranks[r].q.v);
     free(e->ranks);
     free(e->links);
     free(e->issued);

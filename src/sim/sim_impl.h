@@ -132,7 +132,8 @@ typedef struct sim_msg {        /* one cache line (the engine waits on memory, n
     int32_t from, to;
     uint32_t rop, ver;          /* rop: the REDUCE it feeds (sim_cop.u.put.rop) */
     uint32_t op;                /* its PUT in the sender's schedule (source buffer, offset) */
-    int32_t qprev, qnext;       /* sender: pending list (PENDING); free list (FREE) */
+    uint32_t qpos;              /* PENDING: its entry in the sender's queue */
+    int32_t qnext;              /* FREE: the sender's next free message */
     int32_t wnext;              /* receiver's wait list */
     uint8_t state, waiting, staged, bidir, delivered;
 } sim_msg;
@@ -140,6 +141,16 @@ typedef struct sim_msg {        /* one cache line (the engine waits on memory, n
 typedef struct sim_link {       /* a rank's two links: the message on each, or SIM_NONE */
     int32_t out_msg, in_msg;
 } sim_link;
+
+typedef struct sim_qent {
+    int32_t id, to;             /* id SIM_NONE: started (a hole) */
+} sim_qent;
+
+typedef struct sim_queue {      /* a sender's messages waiting for the links, issue order: an
+                                   array, so that its scans load the entries independently */
+    sim_qent *v;                /* entries [head, len) */
+    uint32_t head, len, cap, live;
+} sim_queue;
 
 typedef struct sim_rank {
     sim_csched *s;
@@ -149,7 +160,7 @@ typedef struct sim_rank {
     uint32_t posted;            /* ops before this index are posted */
     double cpu;                 /* the CPU is free from */
     double round_start, finish;
-    int32_t q_head, q_tail;     /* messages waiting for the links, issue order */
+    sim_queue q;
     int32_t w_head, w_tail;     /* messages waiting for this rank's incoming link */
     int32_t free_msg;           /* its free messages (linked by qnext) */
     uint32_t unfinished;        /* own messages not yet off the outgoing link */
