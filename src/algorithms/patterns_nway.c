@@ -1,6 +1,7 @@
 /* patterns_nway.c — index math of the n-way dissemination; see patterns_nway.h. */
 #include "algorithms/patterns_nway.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 static long long ipow(long long b, int e) {
@@ -219,77 +220,119 @@ int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
     return cnt;
 }
 
-int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c) {
-    nway_range *p = malloc(sizeof *p * (size_t)(ipow(pl->n + 1, l) + 1));
-    int np = p ? nway_pieces(pl, rank, l, p) : 0, found = -1;
+int nway_max_pieces(const nway_plan *pl) {
+    long long most = 8LL * pl->n * (pl->k + 1) + 4;
+    return (int)(most < pl->P ? most : pl->P);
+}
+
+int nway_newest_count(const nway_range *pieces, int np, long long c) {
     long long sum = 0;
+    int found = -1;
     for (int i = np - 1; i >= 0 && sum < c; i--) {
-        sum += p[i].len;
+        sum += pieces[i].len;
         if (sum == c)
             found = np - i;
     }
-    free(p);
     return c == 0 ? 0 : found;
+}
+
+int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c) {
+    nway_range *p = malloc(sizeof *p * (size_t)nway_max_pieces(pl));
+    int np = p ? nway_pieces(pl, rank, l, p) : 0, found = nway_newest_count(p, np, c);
+    free(p);
+    return found;
 }
 
 /* ---- merge plans ---------------------------------------------------------------------- */
 
+enum { NO_NODE = INT_MIN };
+
 typedef struct merge_ctx {
-    int n, P;
-    const nway_range *have;   /* sorted by lo */
-    int nhave;
-    nway_range *form;
-    int *depth, nform;
+    int n;
+    const nway_range *have;
+    int *index;              /* open addressing on lo: i for have[i], -1 empty, -2 - i taken */
+    int bits;                /* the index has 2^bits entries */
+    nway_merge *out;
+    int nform, nkid;
 } merge_ctx;
 
-static bool in_have(const merge_ctx *m, nway_range r) {
-    int lo = 0, hi = m->nhave;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (m->have[mid].lo < r.lo)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->nhave && m->have[lo].lo == r.lo && m->have[lo].len == r.len;
+static unsigned hash_lo(const merge_ctx *m, int lo) {
+    return ((unsigned)lo * 2654435761u) >> (32 - m->bits);
 }
 
-/* Depth of node r (0 if held), appending what must be formed; -1 if impossible. */
-static int form_node(merge_ctx *m, nway_range r) {
-    if (in_have(m, r))
-        return 0;
-    nway_range kids[NWAY_MAX_N + 1];
-    int nk = nway_children(m->n, m->P, r, kids), d = 0;
-    if (nk == 0)
-        return -1;
-    for (int i = 0; i < nk; i++) {
-        int dk = form_node(m, kids[i]);
-        if (dk < 0)
+static void index_have(merge_ctx *m, int nhave) {
+    unsigned mask = (1u << m->bits) - 1;
+    for (unsigned h = 0; h <= mask; h++)
+        m->index[h] = -1;
+    for (int i = 0; i < nhave; i++) {
+        unsigned h = hash_lo(m, m->have[i].lo);
+        while (m->index[h] != -1)
+            h = (h + 1) & mask;
+        m->index[h] = i;
+    }
+}
+
+/* The index of the held piece r, marked taken (a piece is a child only once); -1 if r is
+ * not held or already taken.  Held pieces are disjoint, so lo alone finds the candidate. */
+static int take(merge_ctx *m, nway_range r) {
+    unsigned mask = (1u << m->bits) - 1;
+    for (unsigned h = hash_lo(m, r.lo); m->index[h] != -1; h = (h + 1) & mask) {
+        int e = m->index[h], i = e >= 0 ? e : -2 - e;
+        if (m->have[i].lo != r.lo)
+            continue;
+        if (e < 0 || m->have[i].len != r.len)
             return -1;
-        d = dk > d ? dk : d;
+        m->index[h] = -2 - i;
+        return i;
     }
-    m->form[m->nform] = r;
-    m->depth[m->nform++] = d + 1;
-    return d + 1;
+    return -1;
 }
 
-static int cmp_lo(const void *a, const void *b) {
-    const nway_range *x = a, *y = b;
-    return (x->lo > y->lo) - (x->lo < y->lo);
+/* The children's size of a T-node of len >= 2 ranks: the largest power of n+1 below len
+ * (its level is the least h with (n+1)^h >= len). */
+static int child_size(int n, int len) {
+    long long c = 1;
+    while (c * (n + 1) < len)
+        c *= n + 1;
+    return (int)c;
 }
 
-int nway_merge_plan(int n, int P, const nway_range *have, int nhave, const nway_range *want,
-                    int nwant, nway_range *form, int *depth) {
-    nway_range *sorted = malloc(sizeof *sorted * (size_t)(nhave + 1));
-    if (!sorted)
-        return -1;
-    for (int i = 0; i < nhave; i++)
-        sorted[i] = have[i];
-    qsort(sorted, (size_t)nhave, sizeof *sorted, cmp_lo);
-    merge_ctx m = { n, P, sorted, nhave, form, depth, 0 };
-    int rc = 0;
-    for (int i = 0; i < nwant && rc >= 0; i++)
-        rc = form_node(&m, want[i]);
-    free(sorted);
-    return rc < 0 ? -1 : m.nform;
+/* Node r as a child code (have index i, or -1 - f for formed node f), appending what must
+ * be formed; its depth in *depth; NO_NODE if impossible. */
+static int form_node(merge_ctx *m, nway_range r, int *depth) {
+    int at = take(m, r);
+    *depth = 0;
+    if (at >= 0)
+        return at;
+    if (r.len < 2)
+        return NO_NODE;
+    int codes[NWAY_MAX_N + 1], nk = 0, c = child_size(m->n, r.len), end = r.lo + r.len;
+    for (int x = r.lo; x < end; x += c) {
+        nway_range kid = { x, end - x < c ? end - x : c };
+        int dk;
+        codes[nk++] = form_node(m, kid, &dk);
+        if (codes[nk - 1] == NO_NODE)
+            return NO_NODE;
+        *depth = dk > *depth ? dk : *depth;
+    }
+    nway_form *f = &m->out->form[m->nform];
+    f->r = r, f->depth = ++*depth, f->first = m->nkid, f->nkids = nk;
+    for (int i = 0; i < nk; i++)
+        m->out->kid[m->nkid++] = codes[i];
+    return -1 - m->nform++;
+}
+
+int nway_merge_plan(int n, const nway_range *have, int nhave, const nway_range *want,
+                    int nwant, nway_merge *out) {
+    merge_ctx m = { n, have, out->index, 1, out, 0, 0 };
+    while ((1 << m.bits) < 2 * nhave)
+        m.bits++;
+    index_have(&m, nhave);
+    for (int i = 0; i < nwant; i++) {
+        int depth;
+        out->top[i] = form_node(&m, want[i], &depth);
+        if (out->top[i] == NO_NODE)
+            return -1;
+    }
+    return m.nform;
 }
