@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+enum { MAX_ROUNDS = 31 };  /* k for P < 2^31 and n = 1 */
+
 static long long ipow(long long b, int e) {
     long long r = 1;
     for (int i = 0; i < e; i++)
@@ -74,20 +76,31 @@ static bool find_sender_boundary(nway_plan *pl, int kase, long long B) {
     return false;
 }
 
-/* Cases 2 (l_snd = 0: own data) and 1 (both boundaries). */
+/* The boundary (l, j), 1 <= l < k, 1 <= j <= n, of size A; false if none.  There is at
+ * most one: the sizes of level l are 2·b^(l-1) … b^l, apart from every other level's. */
+static bool boundary_of(const nway_plan *pl, long long A, int *l, int *j) {
+    long long w = 1;
+    for (int ls = 1; ls < pl->k; ls++, w *= pl->n + 1)
+        if (A >= 2 * w && A <= (pl->n + 1) * w) {
+            *l = ls, *j = (int)(A / w) - 1;
+            return A % w == 0;
+        }
+    return false;
+}
+
+/* Cases 2 (l_snd = 0: own data) and 1 (both boundaries; the sender's is the one boundary
+ * that completes eq. (8), so searching it in order finds the same). */
 static bool find_receiver_boundary(nway_plan *pl, bool own) {
-    int n = pl->n;
+    int n = pl->n, ls, js;
     for (int s = 1; s <= n; s++)
         for (int lr = 1; lr < pl->k; lr++)
             for (int jr = 1; jr <= n; jr++) {
                 long long B = nway_boundary_size(n, lr, jr);
                 if (own && set(pl, NWAY_CASE2, s, 0, 0, lr, jr, 1, B))
                     return true;
-                for (int ls = 1; !own && ls < pl->k; ls++)
-                    for (int js = 1; js <= n; js++)
-                        if (set(pl, NWAY_CASE1, s, ls, js, lr, jr, nway_boundary_size(n, ls, js),
-                                B))
-                            return true;
+                if (!own && boundary_of(pl, pl->P - s * pl->M + B, &ls, &js) &&
+                    set(pl, NWAY_CASE1, s, ls, js, lr, jr, nway_boundary_size(n, ls, js), B))
+                    return true;
             }
     return false;
 }
@@ -169,22 +182,26 @@ int nway_children(int n, int P, nway_range node, nway_range *kids) {
     return nk;
 }
 
-/* Greedy maximal cover of the linear range [lo, lo+len) by T-nodes, appended to out. */
-static int cover(int n, int P, int lo, int len, nway_range *out) {
-    int cnt = 0, end = lo + len;
+/* The node of level h at x: b^h ranks, cut short at P. */
+static int node_size(const long long *pw, int h, int x, int P) {
+    return (int)(pw[h] < P - x ? pw[h] : P - x);
+}
+
+/* Greedy maximal cover of the linear range [lo, lo+len) by T-nodes, appended to out: at
+ * every x the node of the highest level h that x is aligned to (x % b^h = 0), that fits and
+ * that is not above the root (b^(h-1) < P).  After a node of level h the next x is aligned
+ * to b^h, so the search starts from h: down while it does not fit, else up.
+ * pw = b^0 … b^k. */
+static int cover(const long long *pw, int P, int lo, int len, nway_range *out) {
+    int cnt = 0, end = lo + len, h = 0;
     for (int x = lo; x < end;) {
-        int best = 1;
-        for (long long bh = n + 1; x % bh == 0; bh *= n + 1) {
-            long long sz = bh < P - x ? bh : P - x;
-            if (x + sz > end)
-                break;
-            best = (int)sz;
-            if (bh >= P)
-                break;
-        }
+        while (x + node_size(pw, h, x, P) > end)
+            h--;
+        while (pw[h] < P && x + node_size(pw, h + 1, x, P) <= end && x % pw[h + 1] == 0)
+            h++;
         out[cnt].lo = x;
-        out[cnt++].len = best;
-        x += best;
+        out[cnt].len = node_size(pw, h, x, P);
+        x += out[cnt++].len;
     }
     return cnt;
 }
@@ -205,7 +222,11 @@ static void add_split(long long *splits, int *ns, long long off, long long w) {
 }
 
 int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
-    long long w = ipow(pl->n + 1, l);
+    long long pw[MAX_ROUNDS + 1];
+    pw[0] = 1;
+    for (int h = 1; h <= pl->k; h++)
+        pw[h] = pw[h - 1] * (pl->n + 1);
+    long long w = pw[l];
     int start = mod(rank - w + 1, pl->P), ns = 0, cnt = 0;
     long long splits[5];
     add_split(splits, &ns, mod(-(long long)start, pl->P), w);
@@ -214,7 +235,7 @@ int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
     splits[ns] = w;
     long long prev = 0;
     for (int i = 0; i <= ns; i++) {
-        cnt += cover(pl->n, pl->P, mod(start + prev, pl->P), (int)(splits[i] - prev), out + cnt);
+        cnt += cover(pw, pl->P, mod(start + prev, pl->P), (int)(splits[i] - prev), out + cnt);
         prev = splits[i];
     }
     return cnt;
