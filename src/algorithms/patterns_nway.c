@@ -1,7 +1,10 @@
 /* patterns_nway.c — index math of the n-way dissemination; see patterns_nway.h. */
 #include "algorithms/patterns_nway.h"
 
+#include <limits.h>
 #include <stdlib.h>
+
+enum { MAX_ROUNDS = 31 };  /* k for P < 2^31 and n = 1 */
 
 static long long ipow(long long b, int e) {
     long long r = 1;
@@ -73,20 +76,31 @@ static bool find_sender_boundary(nway_plan *pl, int kase, long long B) {
     return false;
 }
 
-/* Cases 2 (l_snd = 0: own data) and 1 (both boundaries). */
+/* The boundary (l, j), 1 <= l < k, 1 <= j <= n, of size A; false if none.  There is at
+ * most one: the sizes of level l are 2·b^(l-1) … b^l, apart from every other level's. */
+static bool boundary_of(const nway_plan *pl, long long A, int *l, int *j) {
+    long long w = 1;
+    for (int ls = 1; ls < pl->k; ls++, w *= pl->n + 1)
+        if (A >= 2 * w && A <= (pl->n + 1) * w) {
+            *l = ls, *j = (int)(A / w) - 1;
+            return A % w == 0;
+        }
+    return false;
+}
+
+/* Cases 2 (l_snd = 0: own data) and 1 (both boundaries; the sender's is the one boundary
+ * that completes eq. (8), so searching it in order finds the same). */
 static bool find_receiver_boundary(nway_plan *pl, bool own) {
-    int n = pl->n;
+    int n = pl->n, ls, js;
     for (int s = 1; s <= n; s++)
         for (int lr = 1; lr < pl->k; lr++)
             for (int jr = 1; jr <= n; jr++) {
                 long long B = nway_boundary_size(n, lr, jr);
                 if (own && set(pl, NWAY_CASE2, s, 0, 0, lr, jr, 1, B))
                     return true;
-                for (int ls = 1; !own && ls < pl->k; ls++)
-                    for (int js = 1; js <= n; js++)
-                        if (set(pl, NWAY_CASE1, s, ls, js, lr, jr, nway_boundary_size(n, ls, js),
-                                B))
-                            return true;
+                if (!own && boundary_of(pl, pl->P - s * pl->M + B, &ls, &js) &&
+                    set(pl, NWAY_CASE1, s, ls, js, lr, jr, nway_boundary_size(n, ls, js), B))
+                    return true;
             }
     return false;
 }
@@ -168,22 +182,26 @@ int nway_children(int n, int P, nway_range node, nway_range *kids) {
     return nk;
 }
 
-/* Greedy maximal cover of the linear range [lo, lo+len) by T-nodes, appended to out. */
-static int cover(int n, int P, int lo, int len, nway_range *out) {
-    int cnt = 0, end = lo + len;
+/* The node of level h at x: b^h ranks, cut short at P. */
+static int node_size(const long long *pw, int h, int x, int P) {
+    return (int)(pw[h] < P - x ? pw[h] : P - x);
+}
+
+/* Greedy maximal cover of the linear range [lo, lo+len) by T-nodes, appended to out: at
+ * every x the node of the highest level h that x is aligned to (x % b^h = 0), that fits and
+ * that is not above the root (b^(h-1) < P).  After a node of level h the next x is aligned
+ * to b^h, so the search starts from h: down while it does not fit, else up.
+ * pw = b^0 … b^k. */
+static int cover(const long long *pw, int P, int lo, int len, nway_range *out) {
+    int cnt = 0, end = lo + len, h = 0;
     for (int x = lo; x < end;) {
-        int best = 1;
-        for (long long bh = n + 1; x % bh == 0; bh *= n + 1) {
-            long long sz = bh < P - x ? bh : P - x;
-            if (x + sz > end)
-                break;
-            best = (int)sz;
-            if (bh >= P)
-                break;
-        }
+        while (x + node_size(pw, h, x, P) > end)
+            h--;
+        while (pw[h] < P && x + node_size(pw, h + 1, x, P) <= end && x % pw[h + 1] == 0)
+            h++;
         out[cnt].lo = x;
-        out[cnt++].len = best;
-        x += best;
+        out[cnt].len = node_size(pw, h, x, P);
+        x += out[cnt++].len;
     }
     return cnt;
 }
@@ -204,7 +222,11 @@ static void add_split(long long *splits, int *ns, long long off, long long w) {
 }
 
 int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
-    long long w = ipow(pl->n + 1, l);
+    long long pw[MAX_ROUNDS + 1];
+    pw[0] = 1;
+    for (int h = 1; h <= pl->k; h++)
+        pw[h] = pw[h - 1] * (pl->n + 1);
+    long long w = pw[l];
     int start = mod(rank - w + 1, pl->P), ns = 0, cnt = 0;
     long long splits[5];
     add_split(splits, &ns, mod(-(long long)start, pl->P), w);
@@ -213,83 +235,125 @@ int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out) {
     splits[ns] = w;
     long long prev = 0;
     for (int i = 0; i <= ns; i++) {
-        cnt += cover(pl->n, pl->P, mod(start + prev, pl->P), (int)(splits[i] - prev), out + cnt);
+        cnt += cover(pw, pl->P, mod(start + prev, pl->P), (int)(splits[i] - prev), out + cnt);
         prev = splits[i];
     }
     return cnt;
 }
 
-int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c) {
-    nway_range *p = malloc(sizeof *p * (size_t)(ipow(pl->n + 1, l) + 1));
-    int np = p ? nway_pieces(pl, rank, l, p) : 0, found = -1;
+int nway_max_pieces(const nway_plan *pl) {
+    long long most = 8LL * pl->n * (pl->k + 1) + 4;
+    return (int)(most < pl->P ? most : pl->P);
+}
+
+int nway_newest_count(const nway_range *pieces, int np, long long c) {
     long long sum = 0;
+    int found = -1;
     for (int i = np - 1; i >= 0 && sum < c; i--) {
-        sum += p[i].len;
+        sum += pieces[i].len;
         if (sum == c)
             found = np - i;
     }
-    free(p);
     return c == 0 ? 0 : found;
+}
+
+int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c) {
+    nway_range *p = malloc(sizeof *p * (size_t)nway_max_pieces(pl));
+    int np = p ? nway_pieces(pl, rank, l, p) : 0, found = nway_newest_count(p, np, c);
+    free(p);
+    return found;
 }
 
 /* ---- merge plans ---------------------------------------------------------------------- */
 
+enum { NO_NODE = INT_MIN };
+
 typedef struct merge_ctx {
-    int n, P;
-    const nway_range *have;   /* sorted by lo */
-    int nhave;
-    nway_range *form;
-    int *depth, nform;
+    int n;
+    const nway_range *have;
+    int *index;              /* open addressing on lo: i for have[i], -1 empty, -2 - i taken */
+    int bits;                /* the index has 2^bits entries */
+    nway_merge *out;
+    int nform, nkid;
 } merge_ctx;
 
-static bool in_have(const merge_ctx *m, nway_range r) {
-    int lo = 0, hi = m->nhave;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (m->have[mid].lo < r.lo)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->nhave && m->have[lo].lo == r.lo && m->have[lo].len == r.len;
+static unsigned hash_lo(const merge_ctx *m, int lo) {
+    return ((unsigned)lo * 2654435761u) >> (32 - m->bits);
 }
 
-/* Depth of node r (0 if held), appending what must be formed; -1 if impossible. */
-static int form_node(merge_ctx *m, nway_range r) {
-    if (in_have(m, r))
-        return 0;
-    nway_range kids[NWAY_MAX_N + 1];
-    int nk = nway_children(m->n, m->P, r, kids), d = 0;
-    if (nk == 0)
-        return -1;
-    for (int i = 0; i < nk; i++) {
-        int dk = form_node(m, kids[i]);
-        if (dk < 0)
+static void index_have(merge_ctx *m, int nhave) {
+    unsigned mask = (1u << m->bits) - 1;
+    for (unsigned h = 0; h <= mask; h++)
+        m->index[h] = -1;
+    for (int i = 0; i < nhave; i++) {
+        unsigned h = hash_lo(m, m->have[i].lo);
+        while (m->index[h] != -1)
+            h = (h + 1) & mask;
+        m->index[h] = i;
+    }
+}
+
+/* The index of the held piece r, marked taken (a piece is a child only once); -1 if r is
+ * not held or already taken.  Held pieces are disjoint, so lo alone finds the candidate. */
+static int take(merge_ctx *m, nway_range r) {
+    unsigned mask = (1u << m->bits) - 1;
+    for (unsigned h = hash_lo(m, r.lo); m->index[h] != -1; h = (h + 1) & mask) {
+        int e = m->index[h], i = e >= 0 ? e : -2 - e;
+        if (m->have[i].lo != r.lo)
+            continue;
+        if (e < 0 || m->have[i].len != r.len)
             return -1;
-        d = dk > d ? dk : d;
+        m->index[h] = -2 - i;
+        return i;
     }
-    m->form[m->nform] = r;
-    m->depth[m->nform++] = d + 1;
-    return d + 1;
+    return -1;
 }
 
-static int cmp_lo(const void *a, const void *b) {
-    const nway_range *x = a, *y = b;
-    return (x->lo > y->lo) - (x->lo < y->lo);
+/* The children's size of a T-node of len >= 2 ranks: the largest power of n+1 below len
+ * (its level is the least h with (n+1)^h >= len). */
+static int child_size(int n, int len) {
+    long long c = 1;
+    while (c * (n + 1) < len)
+        c *= n + 1;
+    return (int)c;
 }
 
-int nway_merge_plan(int n, int P, const nway_range *have, int nhave, const nway_range *want,
-                    int nwant, nway_range *form, int *depth) {
-    nway_range *sorted = malloc(sizeof *sorted * (size_t)(nhave + 1));
-    if (!sorted)
-        return -1;
-    for (int i = 0; i < nhave; i++)
-        sorted[i] = have[i];
-    qsort(sorted, (size_t)nhave, sizeof *sorted, cmp_lo);
-    merge_ctx m = { n, P, sorted, nhave, form, depth, 0 };
-    int rc = 0;
-    for (int i = 0; i < nwant && rc >= 0; i++)
-        rc = form_node(&m, want[i]);
-    free(sorted);
-    return rc < 0 ? -1 : m.nform;
+/* Node r as a child code (have index i, or -1 - f for formed node f), appending what must
+ * be formed; its depth in *depth; NO_NODE if impossible. */
+static int form_node(merge_ctx *m, nway_range r, int *depth) {
+    int at = take(m, r);
+    *depth = 0;
+    if (at >= 0)
+        return at;
+    if (r.len < 2)
+        return NO_NODE;
+    int codes[NWAY_MAX_N + 1], nk = 0, c = child_size(m->n, r.len), end = r.lo + r.len;
+    for (int x = r.lo; x < end; x += c) {
+        nway_range kid = { x, end - x < c ? end - x : c };
+        int dk;
+        codes[nk++] = form_node(m, kid, &dk);
+        if (codes[nk - 1] == NO_NODE)
+            return NO_NODE;
+        *depth = dk > *depth ? dk : *depth;
+    }
+    nway_form *f = &m->out->form[m->nform];
+    f->r = r, f->depth = ++*depth, f->first = m->nkid, f->nkids = nk;
+    for (int i = 0; i < nk; i++)
+        m->out->kid[m->nkid++] = codes[i];
+    return -1 - m->nform++;
+}
+
+int nway_merge_plan(int n, const nway_range *have, int nhave, const nway_range *want,
+                    int nwant, nway_merge *out) {
+    merge_ctx m = { n, have, out->index, 1, out, 0, 0 };
+    while ((1 << m.bits) < 2 * nhave)
+        m.bits++;
+    index_have(&m, nhave);
+    for (int i = 0; i < nwant; i++) {
+        int depth;
+        out->top[i] = form_node(&m, want[i], &depth);
+        if (out->top[i] == NO_NODE)
+            return -1;
+    }
+    return m.nform;
 }

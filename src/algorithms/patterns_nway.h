@@ -79,16 +79,39 @@ int nway_children(int n, int P, nway_range node, nway_range *kids);
 /* The pieces rank holds after round l (0 <= l < k): the maximal T-nodes covering W_l(rank)
  * that cross neither rank 0 (wrap) nor the plan's cuts before the newest send_part and
  * drop_part ranks (so those parts are unions of pieces — the paper's "partial result
- * stored when the boundary is formed").  Oldest first; returns the count (<= w_l). */
+ * stored when the boundary is formed").  Oldest first; returns the count, at most
+ * nway_max_pieces(pl) (and <= w_l). */
 int nway_pieces(const nway_plan *pl, int rank, int l, nway_range *out);
+/* A bound on nway_pieces' count for any rank and round: min(P, 8·n·(k+1) + 4) (each of the
+ * <= 4 cut-free stretches takes <= n nodes per level on the way up and <= n on the way down,
+ * levels 0 … k, plus one cut short at P). */
+int nway_max_pieces(const nway_plan *pl);
 /* How many of those pieces (the last ones) hold the newest c ranks; -1 if no boundary. */
 int nway_newest_pieces(const nway_plan *pl, int rank, int l, long long c);
+/* The same for a given piece list (oldest first). */
+int nway_newest_count(const nway_range *pieces, int np, long long c);
 
-/* Pieces whose union is a set of T-nodes `want`: the T-nodes to form from `have`, children
- * before parents, with depth[i] = 1 + the largest depth of a formed child (have: 0).
- * Returns the count, or -1 when a wanted node is not a union of have-pieces.  form and
- * depth need room for 2·(sum of want lengths) entries. */
-int nway_merge_plan(int n, int P, const nway_range *have, int nhave, const nway_range *want,
-                    int nwant, nway_range *form, int *depth);
+/* ---- merge plans: T-nodes `want` from pieces `have` ------------------------------------
+ * A node to form is the REDUCE of its children, given as codes: i for have[i], -1 - f for
+ * form[f].  The plan lists the nodes to form children before parents (depth first over
+ * want, children in rank order), each have-piece is a child at most once, and depth =
+ * 1 + the largest depth of a formed child (have: 0). */
+typedef struct nway_form {
+    nway_range r;
+    int depth;
+    int first, nkids;       /* its children: kid[first … first+nkids) */
+} nway_form;
+
+typedef struct nway_merge {
+    nway_form *form;        /* room for nhave entries */
+    int *kid;               /* room for 2·nhave */
+    int *top;               /* room for nwant: what each wanted node is (a code) */
+    int *index;             /* scratch, room for 4·nhave + 2 */
+} nway_merge;
+
+/* The plan for want (T-nodes) from have (pairwise disjoint pieces, any order): returns the
+ * number of nodes to form, or -1 when a wanted node is not a union of have-pieces. */
+int nway_merge_plan(int n, const nway_range *have, int nhave, const nway_range *want,
+                    int nwant, nway_merge *out);
 
 #endif

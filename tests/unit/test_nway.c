@@ -270,6 +270,8 @@ static void check_pieces(const nway_plan *pl, int r, int l, nway_range *pc) {
               "pieces n=%d P=%d rank %d l=%d: piece %d not maximal", pl->n, P, r, l, i);
     }
     check(at == w, "pieces n=%d P=%d rank %d l=%d cover %lld of %lld", pl->n, P, r, l, at, w);
+    check(np <= nway_max_pieces(pl), "pieces n=%d P=%d rank %d l=%d: %d > nway_max_pieces",
+          pl->n, P, r, l, np);
     if (l == pl->k - 1)
         check(nway_newest_pieces(pl, r, l, pl->send_part) >= 0 &&
               nway_newest_pieces(pl, r, l, pl->drop_part) >= 0,
@@ -286,6 +288,21 @@ static void test_pieces(void) {
             for (int r = 0; r < P; r++)
                 for (int l = 0; l < pl.k; l++)
                     check_pieces(&pl, r, l, pc);
+        }
+}
+
+/* nway_max_pieces where it is below P (n = 1, 2: from P = 60 on). */
+static void test_piece_bound(void) {
+    nway_range pc[MAXP + 1];
+    for (int n = 1; n <= 2; n++)
+        for (int P = 60; P <= MAXP; P += P < 200 ? 1 : 41) {
+            nway_plan pl;
+            if (!nway_plan_make(n, P, &pl))
+                continue;
+            for (int r = 0; r < P; r++)
+                for (int l = 0; l < pl.k; l++)
+                    check(nway_pieces(&pl, r, l, pc) <= nway_max_pieces(&pl),
+                          "pieces n=%d P=%d rank %d l=%d: more than nway_max_pieces", n, P, r, l);
         }
 }
 
@@ -380,6 +397,7 @@ int main(int argc, char **argv) {
     test_peers();
     test_tree();
     test_pieces();
+    test_piece_bound();
     int all[] = { -1, 1, 2, 3, 4, 5, 6, 7, 8 };
     test_algorithms(64, all, 9, 1);
     const char *lt = getenv("COLLIE_LONG_TESTS");

@@ -40,26 +40,28 @@
  *   γ_eff ≤ γ·(b/n)·(number of T-nodes formed)/(P-1); for P = b^k, c ≡ 1:
  *   T = k·(nα + n·m·β + n·m·γ), the paper's formula.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include "algorithms/algorithm.h"
 #include "algorithms/patterns_nway.h"
 #include "collie.h"
 
-typedef struct piece {
-    nway_range r;
-    int slot;               /* TMP slot, -1: own input (SEND), -2: the result (RECV) */
-} piece;
-
+/* Piece lists: ranges with their places (slot: TMP slot, -1: own input (SEND), -2: the
+ * result (RECV)).  Every array is sized by what a rank holds, not by P: a piece list has
+ * at most nway_max_pieces entries, have and the merge plan grow on demand. */
 typedef struct builder {
     collie_schedule *s;
     const collie_coll_args *a;
     nway_plan pl;
-    piece *cur, *have;      /* held pieces; pieces available in this round */
-    int ncur, nhave;
-    nway_range *tmp, *form; /* scratch for piece lists and merge plans */
-    int *depth;
-    int *last_use;          /* per slot: last round reading or writing it; -1 when free */
-    bool *live;
+    int maxp;                   /* nway_max_pieces */
+    nway_range *cur_r, *want, *tmp;
+    int *cur_slot, ncur;        /* held pieces (the window after the last round) */
+    nway_range *have_r;         /* pieces available in this round, then the formed ones */
+    int *have_slot, nhave, cap_have;
+    nway_merge plan;
+    int *form_slot;             /* per node of the merge plan */
+    int *last_use;              /* per slot: last round reading or writing it */
+    uint64_t *free_bits;        /* per slot: 1 when it holds no live piece */
     int nslots, cap_slots, round;
 } builder;
 
@@ -76,19 +78,56 @@ static void use(builder *b, int slot) {
         b->last_use[slot] = b->round;
 }
 
-static int alloc_slot(builder *b) {
-    int i = 0;
-    while (i < b->nslots && (b->live[i] || b->last_use[i] >= b->round))
-        i++;
-    if (i == b->cap_slots) {
-        b->s->error = COLLIE_ERR_INTERNAL;
-        return 0;
+static void set_live(builder *b, int slot, bool live) {
+    uint64_t bit = (uint64_t)1 << (slot % 64);
+    if (slot < 0)
+        return;
+    if (live)
+        b->free_bits[slot / 64] &= ~bit;
+    else
+        b->free_bits[slot / 64] |= bit;
+}
+
+static bool grow(void **arr, int cap, size_t elem) {
+    void *p = realloc(*arr, (size_t)cap * elem);
+    if (p)
+        *arr = p;
+    return p != NULL;
+}
+
+/* Room for one more slot (arrays doubled, in whole words of free_bits). */
+static bool room_slot(builder *b) {
+    if (b->nslots < b->cap_slots)
+        return true;
+    int cap = b->cap_slots ? 2 * b->cap_slots : 64;
+    if (!grow((void **)&b->last_use, cap, sizeof *b->last_use) ||
+        !grow((void **)&b->free_bits, cap / 64, sizeof *b->free_bits)) {
+        b->s->error = COLLIE_ERR_NOMEM;
+        return false;
     }
+    for (int w = b->cap_slots / 64; w < cap / 64; w++)
+        b->free_bits[w] = 0;
+    b->cap_slots = cap;
+    return true;
+}
+
+/* The lowest slot that holds no live piece and was not touched in this round, else a new
+ * one. */
+static int alloc_slot(builder *b) {
+    int i = b->nslots;
+    for (int w = 0; w * 64 < b->nslots && i == b->nslots; w++)
+        for (uint64_t bits = b->free_bits[w]; bits && i == b->nslots; bits &= bits - 1) {
+            int at = w * 64 + __builtin_ctzll(bits);
+            if (b->last_use[at] < b->round)
+                i = at;
+        }
     if (i == b->nslots) {
+        if (!room_slot(b))
+            return 0;
         b->nslots++;
         sched_need_tmp(b->s, (uint64_t)b->nslots * b->a->bytes);
     }
-    b->live[i] = true;
+    set_live(b, i, true);
     use(b, i);
     return i;
 }
@@ -98,103 +137,119 @@ static void begin_round(builder *b) {
     b->round++;
 }
 
+/* Room for nhave pieces in have and in the merge plan over them. */
+static bool room_have(builder *b, int nhave) {
+    if (nhave <= b->cap_have)
+        return true;
+    int cap = b->cap_have ? 2 * b->cap_have : 64;
+    cap = cap < nhave ? nhave : cap;
+    if (!grow((void **)&b->have_r, cap, sizeof *b->have_r) ||
+        !grow((void **)&b->have_slot, cap, sizeof *b->have_slot) ||
+        !grow((void **)&b->plan.form, cap, sizeof *b->plan.form) ||
+        !grow((void **)&b->plan.kid, 2 * cap, sizeof *b->plan.kid) ||
+        !grow((void **)&b->plan.index, 4 * cap + 2, sizeof *b->plan.index) ||
+        !grow((void **)&b->form_slot, cap, sizeof *b->form_slot)) {
+        b->s->error = COLLIE_ERR_NOMEM;
+        return false;
+    }
+    b->cap_have = cap;
+    return true;
+}
+
+static void add_have(builder *b, nway_range r, int slot) {
+    b->have_r[b->nhave] = r;
+    b->have_slot[b->nhave++] = slot;
+}
+
 static void put_pieces(builder *b, int peer, int first) {
     for (int i = first; i < b->ncur; i++) {
-        sched_put(b->s, peer, ref_of(b, b->cur[i].slot), b->a->bytes);
-        use(b, b->cur[i].slot);
+        sched_put(b->s, peer, ref_of(b, b->cur_slot[i]), b->a->bytes);
+        use(b, b->cur_slot[i]);
     }
 }
 
-/* Receives the pieces of q's window after round l, from its piece `first` on. */
-static void recv_pieces(builder *b, int q, int l, int first) {
-    int np = nway_pieces(&b->pl, q, l, b->tmp);
+/* Receives q's pieces tmp[first … np) (its window after some round, oldest first). */
+static void recv_pieces(builder *b, int q, int np, int first) {
+    if (!room_have(b, b->nhave + np - first))
+        return;
     for (int i = first; i < np; i++) {
         int slot = alloc_slot(b);
         sched_recv(b->s, q, ref_of(b, slot), b->a->bytes);
-        b->have[b->nhave].r = b->tmp[i];
-        b->have[b->nhave++].slot = slot;
+        add_have(b, b->tmp[i], slot);
     }
 }
 
-static int find_piece(const piece *list, int n, nway_range r) {
-    for (int i = 0; i < n; i++)
-        if (list[i].r.lo == r.lo && list[i].r.len == r.len)
-            return i;
-    return -1;
+/* The own pieces cur[0 … keep) join have. */
+static void keep_pieces(builder *b, int keep) {
+    if (!room_have(b, b->nhave + keep))
+        return;
+    for (int i = 0; i < keep; i++)
+        add_have(b, b->cur_r[i], b->cur_slot[i]);
 }
 
-/* One REDUCE forming node r from its children (all in have by now). */
-static void form_one(builder *b, nway_range r, int dst_slot) {
-    nway_range kids[NWAY_MAX_N + 1];
+/* The slot of a merge-plan code (have[i] or formed node -1 - f). */
+static int slot_of(const builder *b, int code) {
+    return code >= 0 ? b->have_slot[code] : b->form_slot[-1 - code];
+}
+
+/* One REDUCE forming node f of the plan (its children are formed or held by now). */
+static void form_one(builder *b, int f, bool root) {
+    const nway_form *fm = &b->plan.form[f];
     sched_ref srcs[NWAY_MAX_N + 1];
-    int nk = nway_children(b->pl.n, b->pl.P, r, kids);
-    for (int i = 0; i < nk; i++) {
-        int at = find_piece(b->have, b->nhave, kids[i]);
-        if (at < 0) {
-            b->s->error = COLLIE_ERR_INTERNAL;
-            return;
-        }
-        srcs[i] = ref_of(b, b->have[at].slot);
-        use(b, b->have[at].slot);
+    int slot = root && fm->r.len == b->pl.P ? -2 : alloc_slot(b);
+    for (int i = 0; i < fm->nkids; i++) {
+        int ks = slot_of(b, b->plan.kid[fm->first + i]);
+        srcs[i] = ref_of(b, ks);
+        use(b, ks);
     }
-    sched_reduce(b->s, ref_of(b, dst_slot), srcs, nk, b->a->bytes);
+    sched_reduce(b->s, ref_of(b, slot), srcs, fm->nkids, b->a->bytes);
+    b->form_slot[f] = slot;
 }
 
-/* Forms the T-nodes `want` from have, depth by depth, one local round each; the root goes
- * to RECV.  Then want (with their slots) becomes cur and unused pieces are freed. */
+/* Forms the T-nodes want (b->want or the root) from have, depth by depth, one local round
+ * each; the root goes to RECV.  Then want (with their slots) becomes cur and unused pieces
+ * are freed. */
 static void merge(builder *b, const nway_range *want, int nwant, bool root) {
-    nway_range *have_r = b->tmp;
-    for (int i = 0; i < b->nhave; i++)
-        have_r[i] = b->have[i].r;
-    int nf = nway_merge_plan(b->pl.n, b->pl.P, have_r, b->nhave, want, nwant, b->form, b->depth);
-    if (nf < 0) {
-        b->s->error = COLLIE_ERR_INTERNAL;
+    int nf = nway_merge_plan(b->pl.n, b->have_r, b->nhave, want, nwant, &b->plan);
+    if (nf < 0 || b->s->error) {
+        b->s->error = b->s->error ? b->s->error : COLLIE_ERR_INTERNAL;
         return;
     }
     for (int d = 1, more = nf > 0; more; d++) {
         more = 0;
         begin_round(b);
-        for (int i = 0; i < nf; i++) {
-            more |= b->depth[i] > d;
-            if (b->depth[i] != d)
-                continue;
-            int slot = root && b->form[i].len == b->pl.P ? -2 : alloc_slot(b);
-            form_one(b, b->form[i], slot);
-            b->have[b->nhave].r = b->form[i];
-            b->have[b->nhave++].slot = slot;
+        for (int f = 0; f < nf; f++) {
+            more |= b->plan.form[f].depth > d;
+            if (b->plan.form[f].depth == d)
+                form_one(b, f, root);
         }
     }
     for (int i = 0; i < b->nhave; i++)
-        if (b->have[i].slot >= 0)
-            b->live[b->have[i].slot] = false;
-    b->ncur = 0;
+        set_live(b, b->have_slot[i], false);
+    for (int f = 0; f < nf; f++)
+        set_live(b, b->form_slot[f], false);
     for (int i = 0; i < nwant; i++) {
-        int at = find_piece(b->have, b->nhave, want[i]);
-        if (at < 0) {
-            b->s->error = COLLIE_ERR_INTERNAL;
-            return;
-        }
-        b->cur[b->ncur] = b->have[at];
-        if (b->cur[b->ncur].slot >= 0)
-            b->live[b->cur[b->ncur].slot] = true;
-        b->ncur++;
+        b->cur_r[i] = want[i];
+        b->cur_slot[i] = slot_of(b, b->plan.top[i]);
+        set_live(b, b->cur_slot[i], true);
     }
+    b->ncur = nwant;
 }
 
 /* Round l < k: whole windows to and from n peers each. */
 static void round_full(builder *b, int l) {
     const nway_plan *pl = &b->pl;
+    int p = b->a->rank;
     begin_round(b);
     for (int i = 1; i <= pl->n; i++)
-        put_pieces(b, nway_to(b->a->rank, l, i, pl->n, pl->P), 0);
+        put_pieces(b, nway_to(p, l, i, pl->n, pl->P), 0);
     b->nhave = 0;
-    for (int j = 1; j <= pl->n; j++)
-        recv_pieces(b, nway_from(b->a->rank, l, j, pl->n, pl->P), l - 1, 0);
-    for (int i = 0; i < b->ncur; i++)
-        b->have[b->nhave++] = b->cur[i];
-    nway_range *want = b->form + 2 * pl->P;   /* past the merge plan's room */
-    int nw = nway_pieces(pl, b->a->rank, l, want);
-    merge(b, want, nw, false);
+    for (int j = 1; j <= pl->n; j++) {
+        int q = nway_from(p, l, j, pl->n, pl->P);
+        recv_pieces(b, q, nway_pieces(pl, q, l - 1, b->tmp), 0);
+    }
+    keep_pieces(b, b->ncur);
+    merge(b, b->want, nway_pieces(pl, p, l, b->want), false);
 }
 
 /* Round k, adapted by the plan (Theorem 1). */
@@ -205,40 +260,35 @@ static void round_last(builder *b) {
     for (int i = 1; i <= nway_last_peers(pl); i++) {
         int first = 0;
         if (i > pl->full)
-            first = b->ncur - nway_newest_pieces(pl, p, k - 1, pl->send_part);
+            first = b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->send_part);
         put_pieces(b, nway_to(p, k, i, n, pl->P), first);
     }
     b->nhave = 0;
     for (int j = 1; j <= nway_last_peers(pl); j++) {
-        int q = nway_from(p, k, j, n, pl->P), first = 0;
-        if (j > pl->full)
-            first = nway_pieces(pl, q, k - 1, b->tmp) -
-                    nway_newest_pieces(pl, q, k - 1, pl->send_part);
-        recv_pieces(b, q, k - 1, first);
+        int q = nway_from(p, k, j, n, pl->P), np = nway_pieces(pl, q, k - 1, b->tmp);
+        int first = j > pl->full ? np - nway_newest_count(b->tmp, np, pl->send_part) : 0;
+        recv_pieces(b, q, np, first);
     }
-    int keep = b->ncur - nway_newest_pieces(pl, p, k - 1, pl->drop_part);
-    for (int i = 0; i < keep; i++)
-        b->have[b->nhave++] = b->cur[i];
+    keep_pieces(b, b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->drop_part));
     nway_range root = { 0, pl->P };
     merge(b, &root, 1, true);
 }
 
-static bool alloc_builder(builder *b, int P) {
-    size_t np = (size_t)P + 2;
-    b->cur = malloc(np * sizeof *b->cur);
-    b->have = malloc(3 * np * sizeof *b->have);
+static bool alloc_builder(builder *b) {
+    size_t np = (size_t)(b->maxp = nway_max_pieces(&b->pl));
+    b->cur_r = malloc(np * sizeof *b->cur_r);
+    b->cur_slot = malloc(np * sizeof *b->cur_slot);
+    b->want = malloc(np * sizeof *b->want);
     b->tmp = malloc(np * sizeof *b->tmp);
-    b->form = malloc(3 * np * sizeof *b->form);
-    b->depth = malloc(2 * np * sizeof *b->depth);
-    b->last_use = malloc(5 * np * sizeof *b->last_use);
-    b->live = calloc(5 * np, sizeof *b->live);
-    b->cap_slots = 5 * (int)np;
-    return b->cur && b->have && b->tmp && b->form && b->depth && b->last_use && b->live;
+    b->plan.top = malloc(np * sizeof *b->plan.top);
+    return b->cur_r && b->cur_slot && b->want && b->tmp && b->plan.top;
 }
 
 static void free_builder(builder *b) {
-    free(b->cur), free(b->have), free(b->tmp), free(b->form);
-    free(b->depth), free(b->last_use), free(b->live);
+    free(b->cur_r), free(b->cur_slot), free(b->want), free(b->tmp);
+    free(b->have_r), free(b->have_slot), free(b->form_slot);
+    free(b->plan.form), free(b->plan.kid), free(b->plan.top), free(b->plan.index);
+    free(b->last_use), free(b->free_bits);
 }
 
 static int chosen_n(const collie_coll_args *a) {
@@ -249,12 +299,12 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     builder b = { .s = s, .a = a, .round = -1 };
-    if (!nway_plan_make(chosen_n(a), a->size, &b.pl) || !alloc_builder(&b, a->size)) {
+    if (!nway_plan_make(chosen_n(a), a->size, &b.pl) || !alloc_builder(&b)) {
         s->error = b.pl.kase == NWAY_NONE ? COLLIE_ERR_INTERNAL : COLLIE_ERR_NOMEM;
         free_builder(&b);
         return;
     }
-    b.cur[0].r.lo = a->rank, b.cur[0].r.len = 1, b.cur[0].slot = -1;
+    b.cur_r[0].lo = a->rank, b.cur_r[0].len = 1, b.cur_slot[0] = -1;
     b.ncur = 1;
     for (int l = 1; l < b.pl.k && !s->error; l++)
         round_full(&b, l);
