@@ -236,7 +236,16 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
         e->issued[id] = t;
     rank_of(e, r)->unfinished++;
     e->res->messages++;
-    return sim_heap_push(&e->heap, t, EV_READY, id, ver) || sim_fail(e, "out of memory");
+    sim_ready_batch *b = &e->batch;
+    if (b->tail != SIM_NONE && b->rank == r && b->t == t && b->seq == e->heap.seq) {
+        e->msgs[b->tail].qnext = id;            /* rides on the batch's READY event */
+        b->tail = id;
+        return true;
+    }
+    if (!sim_heap_push(&e->heap, t, EV_READY, id, ver))
+        return sim_fail(e, "out of memory");
+    *b = (sim_ready_batch){ id, r, t, e->heap.seq };
+    return true;
 }
 
 static uint32_t round_of_op(const sim_csched *s, uint32_t op) {
@@ -306,8 +315,9 @@ bool sim_event_msg(sim_engine *e, const sim_event *ev) {
     if (ev->ver != g->ver)
         return true;                            /* re-timed as bidirectional */
     if (ev->kind == EV_READY) {
-        if (!queue_push(e, &rank_of(e, g->from)->q, ev->id))
-            return sim_fail(e, "out of memory");
+        for (int32_t id = ev->id; id != SIM_NONE; id = e->msgs[id].qnext)
+            if (!queue_push(e, &rank_of(e, g->from)->q, id))
+                return sim_fail(e, "out of memory");
         return pump_sender(e, g->from, ev->t);
     }
     if (ev->kind == EV_LINK_FREE)

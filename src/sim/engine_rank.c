@@ -155,6 +155,7 @@ static void trace_round(sim_engine *e, int r, double t) {
 /* Starts round rs->round at t, and the following ones while rounds have no REDUCE. */
 static bool begin_rounds(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[r];
+    e->batch.tail = SIM_NONE;                   /* an earlier batch's event may be gone */
     while (rs->round < rs->s->nrounds) {
         const sim_csched *s = rs->s;
         rs->round_start = t;
@@ -246,6 +247,7 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     e->res = out;
     e->P = c->args.size;
     e->sym = c->method == SIM_SYMMETRIC;
+    e->batch.tail = SIM_NONE;
     const char *why = NULL;
     if (!c->alg || e->P < 1 || e->P > SIM_MAX_P)
         return sim_fail(e, "no algorithm, or P outside 1 … %d", SIM_MAX_P);

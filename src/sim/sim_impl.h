@@ -133,7 +133,8 @@ typedef struct sim_msg {        /* one cache line (the engine waits on memory, n
     uint32_t rop, ver;          /* rop: the REDUCE it feeds (sim_cop.u.put.rop) */
     uint32_t op;                /* its PUT in the sender's schedule (source buffer, offset) */
     uint32_t qpos;              /* PENDING: its entry in the sender's queue */
-    int32_t qnext;              /* FREE: the sender's next free message */
+    int32_t qnext;              /* FREE: the sender's next free message; PENDING: the next
+                                   message of its READY event (sim_ready_batch) */
     int32_t wnext;              /* receiver's wait list */
     uint8_t state, waiting, staged, bidir, delivered;
 } sim_msg;
@@ -167,6 +168,16 @@ typedef struct sim_rank {
     bool rounds_done, finished;
 } sim_rank;
 
+/* The PUTs one rank issues at one time with no other event pushed in between would have
+ * consecutive READY events; they share one (appending them all to the sender's queue
+ * before one scan gives what one scan after each would: nothing else happens between). */
+typedef struct sim_ready_batch {
+    int32_t tail;               /* the last message of the open batch, SIM_NONE: none open */
+    int rank;
+    double t;
+    uint64_t seq;               /* the heap's push count after the batch's event */
+} sim_ready_batch;
+
 typedef struct sim_engine {
     const sim_config *c;
     const collie_coll_args *a;
@@ -179,6 +190,7 @@ typedef struct sim_engine {
     sim_msg *msgs;
     int32_t nmsgs, capmsgs;
     sim_heap heap;
+    sim_ready_batch batch;      /* open while one rank issues its PUTs (begin_rounds) */
     sim_arena arenas[SIM_MAX_THREADS];  /* the ranks' schedules, per building thread */
     sim_result *res;
     bool failed;
