@@ -270,43 +270,23 @@ enum { NO_NODE = INT_MIN };
 
 typedef struct merge_ctx {
     int n;
-    const nway_range *have;
-    int *index;              /* open addressing on lo: i for have[i], -1 empty, -2 - i taken */
-    int bits;                /* the index has 2^bits entries */
+    const nway_range *have;  /* in ring order, walked from `at` on */
+    int nhave, at, taken;
     nway_merge *out;
     int nform, nkid;
 } merge_ctx;
 
-static unsigned hash_lo(const merge_ctx *m, int lo) {
-    return ((unsigned)lo * 2654435761u) >> (32 - m->bits);
-}
-
-static void index_have(merge_ctx *m, int nhave) {
-    unsigned mask = (1u << m->bits) - 1;
-    for (unsigned h = 0; h <= mask; h++)
-        m->index[h] = -1;
-    for (int i = 0; i < nhave; i++) {
-        unsigned h = hash_lo(m, m->have[i].lo);
-        while (m->index[h] != -1)
-            h = (h + 1) & mask;
-        m->index[h] = i;
-    }
-}
-
-/* The index of the held piece r, marked taken (a piece is a child only once); -1 if r is
- * not held or already taken.  Held pieces are disjoint, so lo alone finds the candidate. */
+/* The index of the next held piece if it is r (then it is taken), else -1. */
 static int take(merge_ctx *m, nway_range r) {
-    unsigned mask = (1u << m->bits) - 1;
-    for (unsigned h = hash_lo(m, r.lo); m->index[h] != -1; h = (h + 1) & mask) {
-        int e = m->index[h], i = e >= 0 ? e : -2 - e;
-        if (m->have[i].lo != r.lo)
-            continue;
-        if (e < 0 || m->have[i].len != r.len)
-            return -1;
-        m->index[h] = -2 - i;
-        return i;
-    }
-    return -1;
+    if (m->taken == m->nhave)
+        return -1;
+    const nway_range *h = &m->have[m->at];
+    if (h->lo != r.lo || h->len != r.len)
+        return -1;
+    int i = m->at;
+    m->at = i + 1 == m->nhave ? 0 : i + 1;
+    m->taken++;
+    return i;
 }
 
 /* The children's size of a T-node of len >= 2 ranks: the largest power of n+1 below len
@@ -345,10 +325,11 @@ static int form_node(merge_ctx *m, nway_range r, int *depth) {
 
 int nway_merge_plan(int n, const nway_range *have, int nhave, const nway_range *want,
                     int nwant, nway_merge *out) {
-    merge_ctx m = { n, have, out->index, 1, out, 0, 0 };
-    while ((1 << m.bits) < 2 * nhave)
-        m.bits++;
-    index_have(&m, nhave);
+    merge_ctx m = { n, have, nhave, 0, 0, out, 0, 0 };
+    while (nwant > 0 && m.at < nhave && have[m.at].lo != want[0].lo)
+        m.at++;
+    if (nwant > 0 && m.at == nhave)
+        return -1;
     for (int i = 0; i < nwant; i++) {
         int depth;
         out->top[i] = form_node(&m, want[i], &depth);

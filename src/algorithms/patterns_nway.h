@@ -106,11 +106,13 @@ typedef struct nway_merge {
     nway_form *form;        /* room for nhave entries */
     int *kid;               /* room for 2·nhave */
     int *top;               /* room for nwant: what each wanted node is (a code) */
-    int *index;             /* scratch, room for 4·nhave + 2 */
 } nway_merge;
 
-/* The plan for want (T-nodes) from have (pairwise disjoint pieces, any order): returns the
- * number of nodes to form, or -1 when a wanted node is not a union of have-pieces. */
+/* The plan for want from have.  want: T-nodes, each next one starting where the previous
+ * ends (mod P); have: pairwise disjoint pieces in ring order too (ascending mod P from any
+ * of them on), so that the walk over want meets its held pieces one after the other and
+ * needs no lookup.  Returns the number of nodes to form, or -1 when a wanted node is not
+ * a union of have-pieces (taken in that order). */
 int nway_merge_plan(int n, const nway_range *have, int nhave, const nway_range *want,
                     int nwant, nway_merge *out);
 

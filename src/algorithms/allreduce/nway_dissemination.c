@@ -48,15 +48,18 @@
 
 /* Piece lists: ranges with their places (slot: TMP slot, -1: own input (SEND), -2: the
  * result (RECV)).  Every array is sized by what a rank holds, not by P: a piece list has
- * at most nway_max_pieces entries, have and the merge plan grow on demand. */
+ * at most nway_max_pieces entries; stage, have, the merge plan and the slots grow on
+ * demand. */
 typedef struct builder {
     collie_schedule *s;
     const collie_coll_args *a;
     nway_plan pl;
-    int maxp;                   /* nway_max_pieces */
     nway_range *cur_r, *want, *tmp;
     int *cur_slot, ncur;        /* held pieces (the window after the last round) */
-    nway_range *have_r;         /* pieces available in this round, then the formed ones */
+    nway_range *stage_r;        /* the pieces received in this round, in receive order */
+    int *stage_slot, nstage;
+    int blk_end[NWAY_MAX_N + 1], nblk; /* per sender: where its pieces end in stage */
+    nway_range *have_r;         /* the pieces available in this round, in ring order */
     int *have_slot, nhave, cap_have;
     nway_merge plan;
     int *form_slot;             /* per node of the merge plan */
@@ -79,9 +82,9 @@ static void use(builder *b, int slot) {
 }
 
 static void set_live(builder *b, int slot, bool live) {
-    uint64_t bit = (uint64_t)1 << (slot % 64);
     if (slot < 0)
         return;
+    uint64_t bit = (uint64_t)1 << (slot % 64);
     if (live)
         b->free_bits[slot / 64] &= ~bit;
     else
@@ -111,20 +114,24 @@ static bool room_slot(builder *b) {
     return true;
 }
 
-/* The lowest slot that holds no live piece and was not touched in this round, else a new
- * one. */
-static int alloc_slot(builder *b) {
-    int i = b->nslots;
-    for (int w = 0; w * 64 < b->nslots && i == b->nslots; w++)
-        for (uint64_t bits = b->free_bits[w]; bits && i == b->nslots; bits &= bits - 1) {
+/* The lowest slot that holds no live piece and was not touched in this round; -1: none. */
+static int free_slot(const builder *b) {
+    for (int w = 0; w * 64 < b->nslots; w++)
+        for (uint64_t bits = b->free_bits[w]; bits; bits &= bits - 1) {
             int at = w * 64 + __builtin_ctzll(bits);
             if (b->last_use[at] < b->round)
-                i = at;
+                return at;
         }
-    if (i == b->nslots) {
+    return -1;
+}
+
+/* That slot, else a new one. */
+static int alloc_slot(builder *b) {
+    int i = free_slot(b);
+    if (i < 0) {
         if (!room_slot(b))
             return 0;
-        b->nslots++;
+        i = b->nslots++;
         sched_need_tmp(b->s, (uint64_t)b->nslots * b->a->bytes);
     }
     set_live(b, i, true);
@@ -137,28 +144,24 @@ static void begin_round(builder *b) {
     b->round++;
 }
 
-/* Room for nhave pieces in have and in the merge plan over them. */
+/* Room for nhave pieces in stage, have and the merge plan over them. */
 static bool room_have(builder *b, int nhave) {
     if (nhave <= b->cap_have)
         return true;
     int cap = b->cap_have ? 2 * b->cap_have : 64;
     cap = cap < nhave ? nhave : cap;
-    if (!grow((void **)&b->have_r, cap, sizeof *b->have_r) ||
+    if (!grow((void **)&b->stage_r, cap, sizeof *b->stage_r) ||
+        !grow((void **)&b->stage_slot, cap, sizeof *b->stage_slot) ||
+        !grow((void **)&b->have_r, cap, sizeof *b->have_r) ||
         !grow((void **)&b->have_slot, cap, sizeof *b->have_slot) ||
         !grow((void **)&b->plan.form, cap, sizeof *b->plan.form) ||
         !grow((void **)&b->plan.kid, 2 * cap, sizeof *b->plan.kid) ||
-        !grow((void **)&b->plan.index, 4 * cap + 2, sizeof *b->plan.index) ||
         !grow((void **)&b->form_slot, cap, sizeof *b->form_slot)) {
         b->s->error = COLLIE_ERR_NOMEM;
         return false;
     }
     b->cap_have = cap;
     return true;
-}
-
-static void add_have(builder *b, nway_range r, int slot) {
-    b->have_r[b->nhave] = r;
-    b->have_slot[b->nhave++] = slot;
 }
 
 static void put_pieces(builder *b, int peer, int first) {
@@ -170,19 +173,32 @@ static void put_pieces(builder *b, int peer, int first) {
 
 /* Receives q's pieces tmp[first … np) (its window after some round, oldest first). */
 static void recv_pieces(builder *b, int q, int np, int first) {
-    if (!room_have(b, b->nhave + np - first))
+    if (!room_have(b, b->nstage + np - first))
         return;
     for (int i = first; i < np; i++) {
         int slot = alloc_slot(b);
         sched_recv(b->s, q, ref_of(b, slot), b->a->bytes);
-        add_have(b, b->tmp[i], slot);
+        b->stage_r[b->nstage] = b->tmp[i];
+        b->stage_slot[b->nstage++] = slot;
     }
+    b->blk_end[b->nblk++] = b->nstage;
 }
 
-/* The own pieces cur[0 … keep) join have. */
-static void keep_pieces(builder *b, int keep) {
-    if (!room_have(b, b->nhave + keep))
+static void add_have(builder *b, nway_range r, int slot) {
+    b->have_r[b->nhave] = r;
+    b->have_slot[b->nhave++] = slot;
+}
+
+/* have = the received pieces, the farthest sender's (received last: the oldest ranks)
+ * first, then the own pieces cur[0 … keep): the new window in ring order, as
+ * nway_merge_plan wants it. */
+static void gather_have(builder *b, int keep) {
+    b->nhave = 0;
+    if (!room_have(b, b->nstage + keep))
         return;
+    for (int k = b->nblk - 1; k >= 0; k--)
+        for (int i = k > 0 ? b->blk_end[k - 1] : 0; i < b->blk_end[k]; i++)
+            add_have(b, b->stage_r[i], b->stage_slot[i]);
     for (int i = 0; i < keep; i++)
         add_have(b, b->cur_r[i], b->cur_slot[i]);
 }
@@ -243,12 +259,12 @@ static void round_full(builder *b, int l) {
     begin_round(b);
     for (int i = 1; i <= pl->n; i++)
         put_pieces(b, nway_to(p, l, i, pl->n, pl->P), 0);
-    b->nhave = 0;
+    b->nstage = b->nblk = 0;
     for (int j = 1; j <= pl->n; j++) {
         int q = nway_from(p, l, j, pl->n, pl->P);
         recv_pieces(b, q, nway_pieces(pl, q, l - 1, b->tmp), 0);
     }
-    keep_pieces(b, b->ncur);
+    gather_have(b, b->ncur);
     merge(b, b->want, nway_pieces(pl, p, l, b->want), false);
 }
 
@@ -263,19 +279,19 @@ static void round_last(builder *b) {
             first = b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->send_part);
         put_pieces(b, nway_to(p, k, i, n, pl->P), first);
     }
-    b->nhave = 0;
+    b->nstage = b->nblk = 0;
     for (int j = 1; j <= nway_last_peers(pl); j++) {
         int q = nway_from(p, k, j, n, pl->P), np = nway_pieces(pl, q, k - 1, b->tmp);
         int first = j > pl->full ? np - nway_newest_count(b->tmp, np, pl->send_part) : 0;
         recv_pieces(b, q, np, first);
     }
-    keep_pieces(b, b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->drop_part));
+    gather_have(b, b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->drop_part));
     nway_range root = { 0, pl->P };
     merge(b, &root, 1, true);
 }
 
 static bool alloc_builder(builder *b) {
-    size_t np = (size_t)(b->maxp = nway_max_pieces(&b->pl));
+    size_t np = (size_t)nway_max_pieces(&b->pl);
     b->cur_r = malloc(np * sizeof *b->cur_r);
     b->cur_slot = malloc(np * sizeof *b->cur_slot);
     b->want = malloc(np * sizeof *b->want);
@@ -286,8 +302,8 @@ static bool alloc_builder(builder *b) {
 
 static void free_builder(builder *b) {
     free(b->cur_r), free(b->cur_slot), free(b->want), free(b->tmp);
-    free(b->have_r), free(b->have_slot), free(b->form_slot);
-    free(b->plan.form), free(b->plan.kid), free(b->plan.top), free(b->plan.index);
+    free(b->stage_r), free(b->stage_slot), free(b->have_r), free(b->have_slot);
+    free(b->form_slot), free(b->plan.form), free(b->plan.kid), free(b->plan.top);
     free(b->last_use), free(b->free_bits);
 }
 
