@@ -71,11 +71,13 @@ static bool queue_push(sim_engine *e, sim_queue *q, int32_t id) {
         q->head = 0;
         q->len = j;
     }
-    if (q->len == q->cap) {
+    if (q->len == q->cap) {             /* (the old array stays in the arena) */
         uint32_t cap = q->cap ? 2 * q->cap : 16;
-        sim_qent *v = realloc(q->v, cap * sizeof *v);
+        sim_qent *v = sim_arena_alloc(&e->queue_arena, cap * sizeof *v);
         if (!v)
             return false;
+        if (q->len)
+            memcpy(v, q->v, q->len * sizeof *v);
         q->v = v;
         q->cap = cap;
     }

@@ -297,8 +297,7 @@ static bool summarize(sim_engine *e) {
 static void teardown(sim_engine *e) {
     for (int t = 0; t < SIM_MAX_THREADS; t++)
         sim_arena_free(&e->arenas[t]);
-    for (int r = 0; e->ranks && r < e->nranks; r++)
-        free(e->ranks[r].q.v);
+    sim_arena_free(&e->queue_arena);
     free(e->ranks);
     free(e->links);
     free(e->issued);

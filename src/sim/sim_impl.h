@@ -192,6 +192,7 @@ typedef struct sim_engine {
     sim_heap heap;
     sim_ready_batch batch;      /* open while one rank issues its PUTs (begin_rounds) */
     sim_arena arenas[SIM_MAX_THREADS];  /* the ranks' schedules, per building thread */
+    sim_arena queue_arena;      /* the senders' queues (huge pages, as the schedules) */
     sim_result *res;
     bool failed;
 } sim_engine;
