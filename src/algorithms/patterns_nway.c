@@ -107,13 +107,14 @@ static bool find_receiver_boundary(nway_plan *pl, bool own) {
 
 bool nway_plan_make(int n, int P, nway_plan *pl) {
     pl->n = n, pl->P = P;
-    pl->k = nway_rounds(n, P);
-    pl->M = pl->k ? ipow(n + 1, pl->k - 1) : 0;
+    pl->k = 0, pl->M = 0;
     pl->kase = NWAY_NONE;
     pl->s = pl->lsnd = pl->lrcv = pl->jsnd = pl->jrcv = 0;
     pl->full = 0, pl->send_part = 0, pl->drop_part = 0;
     if (n < 1 || n > NWAY_MAX_N || P < 1)
-        return false;
+        return false;                       /* (before nway_rounds: n = 0 never ends) */
+    pl->k = nway_rounds(n, P);
+    pl->M = pl->k ? ipow(n + 1, pl->k - 1) : 0;
     if (P == 1 || (long long)P == pl->M * (n + 1)) {
         pl->kase = NWAY_EXACT;
         pl->s = n, pl->full = P == 1 ? 0 : n;

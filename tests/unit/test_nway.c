@@ -174,6 +174,11 @@ static void test_plans(int maxn, int maxp) {
                 check_case(&pl);
             sets_free(&S);
         }
+    nway_plan pl;                           /* bad n or P: refused, at once (n = 0 hung) */
+    int bad[][2] = { { 0, 5 }, { -1, 5 }, { NWAY_MAX_N + 1, 300 }, { 2, 0 } };
+    for (int i = 0; i < 4; i++)
+        check(!nway_plan_make(bad[i][0], bad[i][1], &pl) && pl.kase == NWAY_NONE,
+              "n=%d P=%d: a plan", bad[i][0], bad[i][1]);
 }
 
 /* ==== peers and the tree ================================================================ */
