@@ -303,6 +303,33 @@ static void test_all_complete(void) {
             }
 }
 
+/* Ranks 100 and 1500 send to a rank that does not exist: the schedules are built on
+ * several threads from 1024 ranks on, and the error must name the lowest failing rank. */
+static void broken_build(collie_schedule *s, const collie_coll_args *a) {
+    if (a->rank == 100 || a->rank == 1500)
+        sched_put(s, a->size, sched_at(SBUF_SEND, 0), a->bytes);
+}
+
+static void test_broken_schedule(void) {
+    const collie_algorithm broken = { .name = "broken", .coll = COLL_ALLREDUCE,
+                                      .summary = "test", .build = broken_build };
+    sim_config c;
+    memset(&c, 0, sizeof c);
+    c.alg = &broken;
+    c.args.coll = COLL_ALLREDUCE;
+    c.args.size = 2048;
+    c.args.elem_size = 8;
+    c.args.count = 1;
+    c.args.bytes = 8;
+    sim_model_default(&c.model);
+    sim_result r;
+    int rc = sim_run(&c, &r);
+    if (rc == 0 || !strstr(r.err, "rank 100's") || !strstr(r.err, "rank 2048, outside")) {
+        printf("FAIL broken schedule: rc %d, error '%s'\n", rc, rc ? r.err : "");
+        failures++;
+    }
+}
+
 static void test_large(void) {
     sim_model m;
     sim_model_default(&m);
@@ -329,6 +356,7 @@ int main(void) {
     test_closed_forms();
     test_model_files();
     test_all_complete();
+    test_broken_schedule();
     test_large();
     if (failures)
         printf("%d failures\n", failures);
