@@ -213,7 +213,7 @@ bool sim_arrive(sim_engine *e, const sim_msg *g, double t) {
 
 void sim_rank_check_finish(sim_engine *e, int r, double t) {
     sim_rank *rs = &e->ranks[e->sym ? 0 : r];
-    if (rs->rounds_done && rs->unfinished == 0 && !rs->finished) {
+    if (rs->unfinished == 0 && rs->rounds_done && !rs->finished) {
         rs->finished = true;
         rs->finish = max2(rs->finish, t);
     }
@@ -254,13 +254,14 @@ static bool setup(sim_engine *e, const sim_config *c, sim_result *out) {
     if (!collie_algorithm_accepts(c->alg, &c->args, &why))
         return sim_fail(e, "%s declines: %s", c->alg->name, why);
     e->nranks = e->sym ? 1 : e->P;
-    e->ranks = calloc((size_t)e->nranks, sizeof *e->ranks);
-    if (!e->ranks)
+    size_t rbytes = (size_t)e->nranks * sizeof *e->ranks;
+    if (posix_memalign((void **)&e->ranks, 64, rbytes) != 0)
         return sim_fail(e, "out of memory");
+    sim_advise_huge(e->ranks, rbytes);          /* before the first touch */
+    memset(e->ranks, 0, rbytes);
     e->links = malloc((size_t)e->nranks * sizeof *e->links);
     if (!e->links)
         return sim_fail(e, "out of memory");
-    sim_advise_huge(e->ranks, (size_t)e->nranks * sizeof *e->ranks);
     if (!build_schedules(e))
         return false;
     for (int r = 0; r < e->nranks; r++) {

@@ -153,20 +153,22 @@ typedef struct sim_queue {      /* a sender's messages waiting for the links, is
     uint32_t head, len, cap, live;
 } sim_queue;
 
-typedef struct sim_rank {
-    sim_csched *s;
-    sim_cop *ops;               /* s->ops (an arrival then touches the op, not s) */
-    uint32_t round;             /* current round */
-    uint32_t unposted, unrun;   /* its REDUCEs not yet posted; posted but not yet run */
-    uint32_t posted;            /* ops before this index are posted */
-    double cpu;                 /* the CPU is free from */
-    double round_start, finish;
+typedef struct sim_rank {      /* two cache lines: what every message touches, the rest */
+    _Alignas(64) sim_cop *ops;  /* s->ops (an arrival then touches the op, not s) */
     sim_queue q;
+    double cpu;                 /* the CPU is free from */
+    uint32_t posted;            /* ops before this index are posted */
+    uint32_t unposted, unrun;   /* its REDUCEs not yet posted; posted but not yet run */
     int32_t w_head, w_tail;     /* messages waiting for this rank's incoming link */
-    int32_t free_msg;           /* its free messages (linked by qnext) */
     uint32_t unfinished;        /* own messages not yet off the outgoing link */
+    _Alignas(64) sim_csched *s;
+    uint32_t round;             /* current round */
+    int32_t free_msg;           /* its free messages (linked by qnext) */
+    double round_start, finish;
     bool rounds_done, finished;
 } sim_rank;
+
+_Static_assert(sizeof(sim_rank) == 128, "a rank is two cache lines");
 
 /* The PUTs one rank issues at one time with no other event pushed in between would have
  * consecutive READY events; they share one (appending them all to the sender's queue
