@@ -58,7 +58,7 @@ static int32_t new_msg(sim_engine *e, int r) {
 
 /* ---- lists ------------------------------------------------------------------------------ */
 
-/* Appends message id to rank r's queue; false when out of memory. */
+/* Appends message id to a sender's queue; false when out of memory. */
 static bool queue_push(sim_engine *e, sim_queue *q, int32_t id) {
     if (q->len == q->cap && q->live < q->len) {        /* close the holes first */
         uint32_t j = 0;
@@ -87,6 +87,7 @@ static bool queue_push(sim_engine *e, sim_queue *q, int32_t id) {
     return true;
 }
 
+/* Takes message g out of its sender's queue (it starts): a hole, skipped from the head. */
 static void queue_remove(sim_queue *q, const sim_msg *g) {
     q->v[g->qpos].id = SIM_NONE;
     q->live--;
