@@ -125,7 +125,8 @@ typedef struct rule {
 static const rule rules[] = {
     { COLL_ALLREDUCE, 2, 2, 4096, { "recursive_doubling", "flat" } },
     /* direct_segments (single copy; declines without it), docs/performance.md: from 16 KiB
-     * at P = 2, above 1 MiB at P = 3..8 (more ranks than cores here) */
+     * at P = 2, above 256 KiB at P = 3..8 (auto_quality.sh, session 4: at 512 KiB it beat
+     * binary_blocks in all 9 turns at P = 3, 4, 8; at 128 KiB it did not) */
     { COLL_ALLREDUCE, 2, 2, 8192, { "flat", "recursive_doubling" } },
     { COLL_ALLREDUCE, 2, 2, 1 << 20, { "direct_segments", "flat", "pairwise_exchange", "rabenseifner" } },
     { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "direct_segments", "ring_pipelined", "ring" } },
@@ -141,9 +142,10 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, 4, 8, 16384, { "recursive_doubling", "flat" } },   /* auto_quality.sh */
     { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
     { COLL_ALLREDUCE, 3, 3, 65536, { "flat", "pairwise_exchange", "rabenseifner" } },
-    { COLL_ALLREDUCE, 3, 3, 1 << 20, { "binary_blocks", "rabenseifner" } },   /* auto_quality.sh */
-    { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
+    { COLL_ALLREDUCE, 3, 8, 262144, { "binary_blocks", "rabenseifner" } },   /* auto_quality.sh */
+    { COLL_ALLREDUCE, 3, 8, 1 << 20, { "direct_segments", "binary_blocks", "rabenseifner" } },
     { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "ring", "binary_blocks" } },
+    { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
     /* direct_segments (declines without single copy), docs/performance.md: from 16 KiB at
