@@ -8,7 +8,7 @@
 
 #include "sim/sim.h"
 
-#define SIM_MAX_P (1 << 20)             /* the message table packs ranks in 20 bits */
+#define SIM_MAX_P (1 << 20)             /* ranks (a bound on memory, not on the indexing) */
 #define SIM_NONE (-1)
 
 /* ---- memory (arena.c) ------------------------------------------------------------------- */
