@@ -65,7 +65,6 @@ typedef struct build_ctx {
 static void build_range(void *arg, int t, int first, int end) {
     build_ctx *x = arg;
     sim_builder b;
-    x->failed[t] = -1;
     if (!sim_builder_init(&b, x->args)) {
         x->failed[t] = first;
         snprintf(x->err[t], sizeof x->err[t], "out of memory");

@@ -9,10 +9,6 @@
 
 _Static_assert(sizeof(sim_msg) == 64, "a message is one cache line");
 
-static sim_rank *rank_of(sim_engine *e, int r) {
-    return &e->ranks[e->sym ? 0 : r];
-}
-
 static sim_link *link_of(sim_engine *e, int r) {
     return &e->links[e->sym ? 0 : r];
 }
@@ -44,7 +40,7 @@ static bool grow_msgs(sim_engine *e) {
 /* A free message of sender r: each sender reuses its own (its queue stays close in memory,
  * which keeps the scans of pump_sender cheap at large P). */
 static int32_t new_msg(sim_engine *e, int r) {
-    sim_rank *rs = rank_of(e, r);
+    sim_rank *rs = sim_rank_of(e, r);
     if (rs->free_msg != SIM_NONE) {
         int32_t id = rs->free_msg;
         rs->free_msg = e->msgs[id].qnext;
@@ -139,7 +135,7 @@ static int32_t reverse_in_transfer(sim_engine *e, const sim_msg *g, double now) 
 
 static bool start_msg(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
-    queue_remove(&rank_of(e, g->from)->q, g);
+    queue_remove(&sim_rank_of(e, g->from)->q, g);
     g->state = MSG_XFER;
     g->start = now;
     link_of(e, g->from)->out_msg = id;
@@ -162,7 +158,7 @@ static bool start_msg(sim_engine *e, int32_t id, double now) {
 /* Appends message id to its receiver's wait list. */
 static void wait_at_receiver(sim_engine *e, int32_t id) {
     sim_msg *g = &e->msgs[id];
-    sim_rank *to = rank_of(e, g->to);
+    sim_rank *to = sim_rank_of(e, g->to);
     g->waiting = 1;
     g->wnext = SIM_NONE;
     if (to->w_tail != SIM_NONE)
@@ -175,7 +171,7 @@ static void wait_at_receiver(sim_engine *e, int32_t id) {
 /* The sender's outgoing link is free: start its first waiting message whose receiver's
  * incoming link is free; the others wait at their receivers. */
 static bool pump_sender(sim_engine *e, int r, double now) {
-    const sim_queue *q = &rank_of(e, r)->q;
+    const sim_queue *q = &sim_rank_of(e, r)->q;
     const sim_link *links = link_of(e, r);
     for (uint32_t i = q->head; i < q->len && links->out_msg == SIM_NONE; i++) {
         sim_qent x = q->v[i];
@@ -195,14 +191,14 @@ static void release_msg(sim_engine *e, int32_t id) {
     g->state = g->waiting ? MSG_ZOMBIE : MSG_FREE;
     if (g->waiting)
         return;
-    sim_rank *from = rank_of(e, g->from);
+    sim_rank *from = sim_rank_of(e, g->from);
     g->qnext = from->free_msg;
     from->free_msg = id;
 }
 
 /* The receiver's incoming link is free: the messages waiting for it, in order. */
 static bool pump_receiver(sim_engine *e, int q, double now) {
-    sim_rank *qs = rank_of(e, q);
+    sim_rank *qs = sim_rank_of(e, q);
     const sim_link *links = link_of(e, q);
     while (links->in_msg == SIM_NONE && qs->w_head != SIM_NONE) {
         int32_t id = qs->w_head;
@@ -237,7 +233,7 @@ bool sim_issue(sim_engine *e, int r, const sim_cop *op, uint32_t opi, double t) 
     g->qnext = g->wnext = SIM_NONE;
     if (e->issued)
         e->issued[id] = t;
-    rank_of(e, r)->unfinished++;
+    sim_rank_of(e, r)->unfinished++;
     e->res->messages++;
     sim_ready_batch *b = &e->batch;
     if (b->tail != SIM_NONE && b->rank == r && b->t == t && b->seq == e->heap.seq) {
@@ -267,7 +263,7 @@ static void trace_msg(sim_engine *e, int32_t id, double deliver) {
     if (!e->c->hooks || !e->c->hooks->msg)
         return;
     const sim_msg *g = &e->msgs[id];
-    const sim_csched *s = rank_of(e, g->from)->s;
+    const sim_csched *s = sim_rank_of(e, g->from)->s;
     const sim_cop *op = &s->ops[g->op];
     sim_msg_trace t = { g->from, g->to, round_of_op(s, g->op), g->op, g->bytes, op->buf,
                         op->off, e->issued[id], g->start, deliver, g->bidir, g->staged,
@@ -278,7 +274,7 @@ static void trace_msg(sim_engine *e, int32_t id, double deliver) {
 static bool link_free(sim_engine *e, int32_t id, double now) {
     sim_msg *g = &e->msgs[id];
     int from_r = g->from, to_r = g->to;
-    sim_rank *from = rank_of(e, from_r), *to = rank_of(e, to_r);
+    sim_rank *from = sim_rank_of(e, from_r), *to = sim_rank_of(e, to_r);
     link_of(e, from_r)->out_msg = SIM_NONE;
     if (!e->sym)
         link_of(e, to_r)->in_msg = SIM_NONE;
@@ -319,7 +315,7 @@ bool sim_event_msg(sim_engine *e, const sim_event *ev) {
         return true;                            /* re-timed as bidirectional */
     if (ev->kind == EV_READY) {
         for (int32_t id = ev->id; id != SIM_NONE; id = e->msgs[id].qnext)
-            if (!queue_push(e, &rank_of(e, g->from)->q, id))
+            if (!queue_push(e, &sim_rank_of(e, g->from)->q, id))
                 return sim_fail(e, "out of memory");
         return pump_sender(e, g->from, ev->t);
     }

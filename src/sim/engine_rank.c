@@ -9,10 +9,6 @@
 #include <string.h>
 #include "sim/sim_impl.h"
 
-static sim_rank *rank_of_msg_sender(sim_engine *e, const sim_msg *g) {
-    return &e->ranks[e->sym ? 0 : g->from];
-}
-
 bool sim_fail(sim_engine *e, const char *fmt, ...) {
     if (e->failed)
         return false;
@@ -202,7 +198,7 @@ bool sim_arrive(sim_engine *e, const sim_msg *g, double t) {
         return true;                            /* no REDUCE takes it (it waits forever) */
     sim_cop *op = &rs->ops[g->rop];
     if (op->bytes != g->bytes && !e->sym) {
-        uint32_t seq = rank_of_msg_sender(e, g)->ops[g->op].u.put.seq;
+        uint32_t seq = sim_rank_of(e, g->from)->ops[g->op].u.put.seq;
         return sim_fail(e, "rank %d: message #%u from rank %d has %llu bytes, its REDUCE %llu",
                         to, seq, g->from, (unsigned long long)g->bytes,
                         (unsigned long long)op->bytes);
@@ -212,7 +208,7 @@ bool sim_arrive(sim_engine *e, const sim_msg *g, double t) {
 }
 
 void sim_rank_check_finish(sim_engine *e, int r, double t) {
-    sim_rank *rs = &e->ranks[e->sym ? 0 : r];
+    sim_rank *rs = sim_rank_of(e, r);
     if (rs->unfinished == 0 && rs->rounds_done && !rs->finished) {
         rs->finished = true;
         rs->finish = max2(rs->finish, t);

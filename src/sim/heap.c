@@ -96,7 +96,3 @@ void sim_heap_free(sim_heap *h) {
     free(h->fifo);
     memset(h, 0, sizeof *h);
 }
-
-const sim_event *sim_heap_upcoming(const sim_heap *h, size_t k) {
-    return k < h->fn ? &h->fifo[(h->fhead + k) % h->fcap] : NULL;
-}

@@ -119,9 +119,6 @@ typedef struct sim_heap {
 bool sim_heap_push(sim_heap *h, double t, int kind, int32_t id, uint32_t ver);
 bool sim_heap_pop(sim_heap *h, sim_event *out);
 void sim_heap_free(sim_heap *h);
-/* The k-th event of the current instant still waiting in the FIFO (NULL: none); events
- * of later instants are not known in order. */
-const sim_event *sim_heap_upcoming(const sim_heap *h, size_t k);
 
 /* ---- the engine ------------------------------------------------------------------------ */
 enum sim_msg_state { MSG_FREE = 0, MSG_PENDING, MSG_XFER, MSG_DONE, MSG_ZOMBIE };
@@ -198,6 +195,11 @@ typedef struct sim_engine {
     sim_result *res;
     bool failed;
 } sim_engine;
+
+/* Rank r's state (in the symmetric method every rank is rank 0). */
+static inline sim_rank *sim_rank_of(sim_engine *e, int r) {
+    return &e->ranks[e->sym ? 0 : r];
+}
 
 bool sim_fail(sim_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
