@@ -86,13 +86,7 @@ static int new_slot(cp_state *st) {
 }
 
 bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a) {
-    st->s = s;
-    st->a = a;
-    st->held = NULL;
-    st->index = NULL;
-    st->ready = NULL;
-    st->nheld = st->cap = st->nslots = st->index_cap = st->nready = 0;
-    st->done = false;
+    *st = (cp_state){ .s = s, .a = a };
     return add(st, a->rank, a->rank + 1, -1);
 }
 
@@ -100,10 +94,29 @@ void cp_free(cp_state *st) {
     free(st->held);
     free(st->index);
     free(st->ready);
-    st->held = NULL;
-    st->index = NULL;
-    st->ready = NULL;
-    st->index_cap = 0;
+    free(st->sends.v);
+    free(st->send_slots.v);
+    free(st->recvs.v);
+    *st = (cp_state){ .s = st->s, .a = st->a };
+}
+
+/* Appends k values; false (and the schedule's error set) when out of memory. */
+static bool list_push(cp_state *st, cp_list *l, const int *x, int k) {
+    if (l->n + k > l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        while (cap < l->n + k)
+            cap *= 2;
+        int *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            st->s->error = COLLIE_ERR_NOMEM;
+            return false;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    for (int i = 0; i < k; i++)
+        l->v[l->n++] = x[i];
+    return true;
 }
 
 /* Walks the canonical pieces of the cyclic range (first, len) in order, each found from
@@ -132,29 +145,92 @@ static bool walk_next(piece_walk *w, int *a, int *e) {
 }
 
 void cp_send(cp_state *st, int peer, int first, int len) {
+    if (st->recvs.n > 0) {
+        st->s->error = COLLIE_ERR_INTERNAL;       /* a builder bug: it could send a piece */
+        return;                                   /* that only arrives in this round */
+    }
     piece_walk w = walk_begin(first, len, st->a->size);
-    int a, e;
+    int a, e, first_slot = st->send_slots.n;
     while (walk_next(&w, &a, &e)) {
         int h = find(st, a, e);
         if (h < 0) {
             st->s->error = COLLIE_ERR_INTERNAL;   /* a builder bug: sending what it lacks */
             return;
         }
-        sched_put(st->s, peer, ref_of(st, st->held[h].slot), st->a->bytes);
+        if (!list_push(st, &st->send_slots, &st->held[h].slot, 1))
+            return;
     }
+    int send[4] = { peer, first_slot, st->send_slots.n - first_slot, 0 };
+    list_push(st, &st->sends, send, 4);
 }
 
 /* A piece already held (dissemination's overlap) still arrives: it lands in a slot of
  * its own and is dropped — its value is the held one. */
 void cp_recv(cp_state *st, int peer, int first, int len) {
     piece_walk w = walk_begin(first, len, st->a->size);
-    int a, e;
+    int a, e, first_slot = st->nslots, count = 0;
     while (walk_next(&w, &a, &e)) {
         int slot = new_slot(st);
-        sched_recv(st->s, peer, ref_of(st, slot), st->a->bytes);
+        count++;
         if (find(st, a, e) < 0 && !add(st, a, e, slot))
             return;
     }
+    int recv[3] = { peer, first_slot, count };
+    list_push(st, &st->recvs, recv, 3);
+}
+
+/* Where a send's message starts: its piece when it has one, its pieces' first slot when
+ * they are consecutive in TMP, else new consecutive slots they are copied to (in the
+ * current round). */
+static int gather(cp_state *st, const int *slots, int count) {
+    bool consecutive = slots[0] >= 0;
+    for (int i = 1; i < count && consecutive; i++)
+        consecutive = slots[i] == slots[i - 1] + 1;
+    if (count == 1 || consecutive)
+        return slots[0];
+    int first = st->nslots;
+    for (int i = 0; i < count; i++)
+        sched_copy(st->s, ref_of(st, new_slot(st)), ref_of(st, slots[i]), st->a->bytes);
+    return first;
+}
+
+static void put_packed(cp_state *st) {
+    sched_round_begin(st->s);                       /* the copies; dropped if empty */
+    for (int i = 0; i < st->sends.n; i += 4) {
+        int *send = &st->sends.v[i];
+        send[3] = gather(st, &st->send_slots.v[send[1]], send[2]);
+    }
+    sched_round_begin(st->s);
+    for (int i = 0; i < st->sends.n; i += 4) {
+        const int *send = &st->sends.v[i];
+        sched_put(st->s, send[0], ref_of(st, send[3]), (uint64_t)send[2] * st->a->bytes);
+    }
+    for (int i = 0; i < st->recvs.n; i += 3) {
+        const int *recv = &st->recvs.v[i];
+        sched_recv(st->s, recv[0], ref_of(st, recv[1]), (uint64_t)recv[2] * st->a->bytes);
+    }
+}
+
+static void put_pieces(cp_state *st) {
+    sched_round_begin(st->s);
+    for (int i = 0; i < st->sends.n; i += 4) {
+        const int *send = &st->sends.v[i];
+        for (int j = 0; j < send[2]; j++)
+            sched_put(st->s, send[0], ref_of(st, st->send_slots.v[send[1] + j]), st->a->bytes);
+    }
+    for (int i = 0; i < st->recvs.n; i += 3) {
+        const int *recv = &st->recvs.v[i];
+        for (int j = 0; j < recv[2]; j++)
+            sched_recv(st->s, recv[0], ref_of(st, recv[1] + j), st->a->bytes);
+    }
+}
+
+void cp_exchange(cp_state *st) {
+    if (st->a->bytes <= CP_PACK_MAX_BYTES)
+        put_packed(st);
+    else
+        put_pieces(st);
+    st->sends.n = st->send_slots.n = st->recvs.n = 0;
 }
 
 static void merge_into(cp_state *st, int left, int right, sched_ref dst) {

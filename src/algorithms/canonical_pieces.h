@@ -6,8 +6,13 @@
  * tree over the ranks), and a rank combines two sibling nodes into their parent as soon
  * as it holds both.  Every node has the same expression on every rank, the final result
  * is the root [0, P): exactly once, in rank order, bitwise identical everywhere.
- * The price: a range is sent as up to ~2·lg P pieces (one PUT of n bytes each), and merging
- * takes local rounds after each communication round.
+ * The price: a range is up to ~2·lg P pieces, and merging takes local rounds after each
+ * communication round.  Short vectors (n <= CP_PACK_MAX_BYTES) still travel as one message
+ * per peer and round, as in the papers: the sender gathers the pieces into consecutive
+ * scratch slots (a local copy round before the communication round, skipped when they
+ * already are consecutive) and PUTs them at once, and the receiver takes them into
+ * consecutive slots.  Longer vectors go as one PUT per piece, which costs more α but no
+ * copy.
  */
 #ifndef COLLIE_CANONICAL_PIECES_H
 #define COLLIE_CANONICAL_PIECES_H
@@ -20,6 +25,15 @@ typedef struct cp_node {
     int pa, mid, pe;    /* its parent [pa, pe) with children split at mid; pa = -1: none */
 } cp_node;
 
+/* Vectors up to this size send a range's pieces as one message (see above): below it one
+ * message's α costs more than copying ~2·lg P vectors (measured: docs/performance.md). */
+#define CP_PACK_MAX_BYTES 4096
+
+typedef struct cp_list {
+    int *v;
+    int n, cap;
+} cp_list;
+
 typedef struct cp_state {
     collie_schedule *s;
     const collie_coll_args *a;
@@ -31,16 +45,23 @@ typedef struct cp_state {
                            may be merged): pairs appear here when the later one is added */
     int nready;
     bool done;          /* the root has been written to RECV */
+    cp_list sends;      /* this round's sends: (peer, first of send_slots, count, source) */
+    cp_list send_slots; /* the slots of their pieces, in piece order */
+    cp_list recvs;      /* this round's receives: (peer, first slot, count) */
 } cp_state;
 
 /* Starts with the rank's own input as node [rank, rank+1).  false on allocation failure. */
 bool cp_init(cp_state *st, collie_schedule *s, const collie_coll_args *a);
 void cp_free(cp_state *st);
-/* In the current round: PUT the pieces of the cyclic range (first, len) to peer (every
- * piece must be held: the builder sends only what it has). */
+/* Queues for the next cp_exchange: send the pieces of the cyclic range (first, len) to
+ * peer (every piece must be held now: the builder sends only what it has). */
 void cp_send(cp_state *st, int peer, int first, int len);
-/* In the current round: receive the pieces of (first, len) from peer into new slots. */
+/* Queues for the next cp_exchange: receive the pieces of (first, len) from peer into new
+ * slots (held from now on for the builder's bookkeeping). */
 void cp_recv(cp_state *st, int peer, int first, int len);
+/* Emits the queued sends and receives: a copy round gathering pieces if needed, then one
+ * communication round (all PUTs, then all receives, in the order queued). */
+void cp_exchange(cp_state *st);
 /* After a communication round: local rounds combining held siblings into parents; the
  * root goes to RECV (in a round of its own). */
 void cp_merge(cp_state *st);

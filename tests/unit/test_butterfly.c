@@ -12,7 +12,9 @@
 #include <string.h>
 #include "algorithms/algorithm.h"
 #include "algorithms/patterns.h"
+#include "algorithms/canonical_pieces.h"
 #include "algorithms/patterns_butterfly.h"
+#include "schedule/schedule.h"
 #include "symbolic.h"
 
 extern const collie_algorithm collie_algo_allreduce_pairwise_exchange;
@@ -203,6 +205,12 @@ static void sweep(int maxp_long) {
             verify(&collie_algo_allreduce_bruck, p, n, 1);
             verify(&collie_algo_allreduce_bruck, p, n, 3);
         }
+        /* above CP_PACK_MAX_BYTES: one PUT per piece instead of one per peer and round
+         * (long vectors verify slowly: a sample of P) */
+        if (p <= 9 || p % 16 == 0 || p % 16 == 1 || p % 16 == 15) {
+            verify(&collie_algo_allreduce_dissemination, p, 0, CP_PACK_MAX_BYTES / 4 + 1);
+            verify(&collie_algo_allreduce_bruck, p, 5, CP_PACK_MAX_BYTES / 4 + 1);
+        }
     }
     int ns[] = { 1, 2, 5 };
     for (int p = MAXP + 1; p <= maxp_long; p += p < 100 ? 1 : 53) {
@@ -210,6 +218,67 @@ static void sweep(int maxp_long) {
             verify(&collie_algo_allreduce_bruck, p, ns[i], 1);
         verify(&collie_algo_allreduce_dissemination, p, 0, 1);
         verify(&collie_algo_allreduce_pairwise_exchange, p, 0, 1);
+    }
+}
+
+/* The PUTs of one round: how many go to the busiest peer, and how many in all. */
+static void round_puts(const collie_schedule *s, uint32_t r, int *most, int *total) {
+    *most = *total = 0;
+    const sched_round *rd = &s->rounds[r];
+    for (uint32_t i = rd->first_op; i < rd->first_op + rd->nops; i++) {
+        if (s->ops[i].kind != SCHED_PUT)
+            continue;
+        int same = 0;
+        for (uint32_t j = rd->first_op; j < rd->first_op + rd->nops; j++)
+            same += s->ops[j].kind == SCHED_PUT && s->ops[j].peer == s->ops[i].peer;
+        *most = same > *most ? same : *most;
+        ++*total;
+    }
+}
+
+/* Short vectors: one message per peer and round (the papers' pattern) carrying all its
+ * pieces; long vectors: one PUT per piece.  Checked on every rank of P = 100. */
+static void test_packing(const collie_algorithm *alg, int n) {
+    const int p = 100;
+    for (int elems = 1; elems <= 2; elems++) {
+        size_t count = elems == 1 ? 1 : CP_PACK_MAX_BYTES / 8 + 1;
+        bool packed = count * 8 <= CP_PACK_MAX_BYTES;
+        int worst = 0;
+        long puts = 0, bytes_put = 0;
+        for (int r = 0; r < p; r++) {
+            collie_coll_args a;
+            memset(&a, 0, sizeof a);
+            a.coll = COLL_ALLREDUCE;
+            a.size = p;
+            a.rank = r;
+            a.count = count;
+            a.elem_size = 8;
+            a.bytes = count * 8;
+            a.params.count = n > 0;
+            strcpy(a.params.key[0], "n");
+            a.params.value[0] = n;
+            collie_schedule s;
+            sched_init(&s, r, p, 8);
+            alg->build(&s, &a);
+            sched_finish(&s);
+            check(s.error == 0, "%s P=%d rank %d: build error %d", alg->name, p, r, s.error);
+            for (uint32_t t = 0; t < s.nrounds; t++) {
+                int most, total;
+                round_puts(&s, t, &most, &total);
+                worst = most > worst ? most : worst;
+                puts += total;
+            }
+            for (uint32_t i = 0; i < s.nops; i++)
+                bytes_put += s.ops[i].kind == SCHED_PUT ? (long)s.ops[i].bytes : 0;
+            sched_free(&s);
+        }
+        long pieces = bytes_put / (long)(count * 8);
+        if (packed)
+            check(worst == 1 && pieces > puts, "%s P=%d %zu B: %d PUTs to one peer in a round "
+                  "(want 1), %ld pieces in %ld PUTs", alg->name, p, count * 8, worst, pieces, puts);
+        else
+            check(worst > 1 && pieces == puts, "%s P=%d %zu B: want one PUT per piece, %ld "
+                  "pieces in %ld PUTs", alg->name, p, count * 8, pieces, puts);
     }
 }
 
@@ -238,6 +307,8 @@ int main(void) {
     test_nodes();
     test_bruck();
     test_declines();
+    test_packing(&collie_algo_allreduce_dissemination, 0);
+    test_packing(&collie_algo_allreduce_bruck, 5);
     const char *lt = getenv("COLLIE_LONG_TESTS");
     sweep(lt && atoi(lt) ? 1024 : MAXP);
     printf("test_butterfly: %ld schedules verified\n", runs);

@@ -16,17 +16,21 @@
  *   combined (lower ∘ higher) into their parent as soon as a rank holds both; the
  *   result is the root.  So the message pattern is the paper's, the message contents
  *   are the pieces, and every rank evaluates the same tree in rank order.
- * Rounds: k = ⌈log_{n+1} P⌉ communication rounds, each followed by up to ⌈lg P⌉ local
- *   merge rounds (the last merge, the root, writes RECV).
+ * Rounds: k = ⌈log_{n+1} P⌉ communication rounds, each preceded by a local round gathering
+ *   the pieces to send (short vectors; none when they are consecutive already) and followed
+ *   by up to ⌈lg P⌉ local merge rounds (the last merge, the root, writes RECV).
+ * Messages: vectors up to CP_PACK_MAX_BYTES (4 KiB) send one message per peer and round,
+ *   as in the paper, carrying the range's ≤ 2⌈lg P⌉ pieces; longer vectors one PUT per
+ *   piece (no gathering copy).
  * Bytes sent per rank: per round and peer one range as ≤ 2⌈lg P⌉ pieces of n bytes; in
  *   total ≤ k·n_ports·2⌈lg P⌉·n (n = vector bytes; exactly n·pieces).
  * Restrictions: none — any P, any n >= 1 (parameter "n", default 5, the value End et al.
  *   used in §IV), any op (exactly once, rank order, bitwise identical).  Scratch is one n
- *   bytes slot per node a rank holds (< 2P + pieces received), so it declines vectors
+ *   bytes slot per node a rank holds, receives or gathers (< 4P), so it declines vectors
  *   with 4·P·bytes > 256 MiB: it is a short-vector algorithm.
- * Cost (§3.1 model, π ≤ 2⌈lg P⌉ pieces per range, vector n bytes):
- *   T ≈ ⌈log_{n+1} P⌉·(α + π·n_ports·nβ) + (P - 1)·nγ_merge  — each rank builds ≤ P - 1
- *   tree nodes; for the paper's single-piece messages T = ⌈log_{n+1} P⌉(α + n_ports·nβ) + …
+ * Cost (§3.1 model, π ≤ 2⌈lg P⌉ pieces per range, vector n bytes, short vectors):
+ *   T ≈ ⌈log_{n+1} P⌉·(n_ports·α + π·n_ports·n(β + copy)) + (P - 1)·nγ_merge — each rank
+ *   builds ≤ P - 1 tree nodes; long vectors pay π·n_ports·α per round instead of the copy.
  */
 #include "algorithms/algorithm.h"
 #include "algorithms/canonical_pieces.h"
@@ -59,7 +63,6 @@ static int wrap(int r, int p) { return ((r % p) + p) % p; }
 /* Round t: S[1] / S[0] to the n peers below, the same from the n peers above. */
 static void round_t(cp_state *st, const collie_coll_args *a, int n, int t) {
     int p = a->size, alpha = pbf_bruck_digit(n, p, t), c = pbf_bruck_count(n, p, t);
-    sched_round_begin(st->s);
     for (int m = 0; m < n; m++) {
         int len, d = pbf_bruck_peer_of(alpha, c, m, &len);
         if (len > 0)
@@ -71,6 +74,7 @@ static void round_t(cp_state *st, const collie_coll_args *a, int n, int t) {
         if (len > 0)
             cp_recv(st, from, wrap(from + (m < alpha ? 0 : 1), p), len);
     }
+    cp_exchange(st);
     cp_merge(st);
 }
 

@@ -16,12 +16,18 @@
  *   role of GASPI-SHAN's re-use of earlier partial results for P ≠ 2^k — the overlap is
  *   still sent but never combined — so the algorithm needs neither an idempotent nor a
  *   commutative op.
- * Rounds: ⌈lg P⌉ communication rounds, each followed by up to ⌈lg P⌉ local merge rounds.
+ * Rounds: ⌈lg P⌉ communication rounds, each preceded by a local round gathering the pieces
+ *   to send (short vectors; none when they are consecutive already) and followed by up to
+ *   ⌈lg P⌉ local merge rounds.
+ * Messages: one per step for vectors up to CP_PACK_MAX_BYTES (4 KiB), carrying all the
+ *   window's pieces (the paper's one message per step); longer vectors one PUT per piece.
  * Bytes sent per rank: step t sends the 2^t-rank window as ≤ 2(t+1) pieces of n bytes.
- * Restrictions: none — any P, any op.  Scratch: one n-byte slot per piece held or received
- *   (< 4P), so it declines vectors with 4·P·bytes > 256 MiB (short-vector algorithm).
- * Cost (§3.1 model, vector n bytes): T ≈ ⌈lg P⌉·α + Σ_t π_t·nβ + (P - 1)·nγ, π_t ≤ 2(t+1)
- *   pieces in step t; for P = 2^k the pieces of an aligned window are one node.
+ * Restrictions: none — any P, any op.  Scratch: one n-byte slot per piece held, received
+ *   or gathered (< 4P), so it declines vectors with 4·P·bytes > 256 MiB (short-vector
+ *   algorithm).
+ * Cost (§3.1 model, vector n bytes, short vectors): T ≈ ⌈lg P⌉·α + Σ_t π_t·n(β + copy) +
+ *   (P - 1)·nγ, π_t ≤ 2(t+1) pieces in step t (long vectors: Σ_t π_t·α, no copy); for
+ *   P = 2^k the pieces of an aligned window are one node.
  */
 #include "algorithms/algorithm.h"
 #include "algorithms/canonical_pieces.h"
@@ -51,9 +57,9 @@ static void build(collie_schedule *s, const collie_coll_args *a) {
     for (int t = 0; t < rounds; t++) {
         int w = 1 << t;
         int to = pat_dissemination_to(a->rank, t, p), from = pat_dissemination_from(a->rank, t, p);
-        sched_round_begin(s);
         cp_send(&st, to, wrap(a->rank - w + 1, p), w);
         cp_recv(&st, from, wrap(from - w + 1, p), w);
+        cp_exchange(&st);
         cp_merge(&st);
     }
     cp_free(&st);
