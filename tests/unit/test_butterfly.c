@@ -3,7 +3,8 @@
  * (pairwise_exchange, bruck, dissemination, binomial): their index math
  * (patterns_butterfly.c) against brute-force definitions for P = 1…64, and their
  * schedules through the symbolic verifier (symbolic.h) for every parameter n = 1…8 and
- * P = 1…64 (1…1024 for a few n with COLLIE_LONG_TESTS=1).
+ * P = 1…64 (1…1024 for a few n with COLLIE_LONG_TESTS=1); and that bruck, dissemination
+ * and nway_dissemination send short vectors as one message per peer and round.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@ extern const collie_algorithm collie_algo_allreduce_pairwise_exchange;
 extern const collie_algorithm collie_algo_allreduce_bruck;
 extern const collie_algorithm collie_algo_allreduce_dissemination;
 extern const collie_algorithm collie_algo_allreduce_binomial;
+extern const collie_algorithm collie_algo_allreduce_nway_dissemination;
 
 #define MAXP 64
 
@@ -309,6 +311,7 @@ int main(void) {
     test_declines();
     test_packing(&collie_algo_allreduce_dissemination, 0);
     test_packing(&collie_algo_allreduce_bruck, 5);
+    test_packing(&collie_algo_allreduce_nway_dissemination, 0);
     const char *lt = getenv("COLLIE_LONG_TESTS");
     sweep(lt && atoi(lt) ? 1024 : MAXP);
     printf("test_butterfly: %ld schedules verified\n", runs);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "algorithms/algorithm.h"
+#include "algorithms/canonical_pieces.h"
 #include "algorithms/patterns_nway.h"
 #include "symbolic.h"
 
@@ -356,6 +357,9 @@ static void test_algorithms(int maxp, const int *ns, int nn, int step) {
             verify(ar, COLL_ALLREDUCE, P, ns[t], 3, P % 2 == 0, false);
             if (P <= 64)
                 verify(ar, COLL_ALLREDUCE, P, ns[t], 1, P % 2 == 1, true);
+            /* above CP_PACK_MAX_BYTES one PUT per piece (long vectors: a sample of P) */
+            if (P <= 9 || (P <= 64 && P % 16 <= 1))
+                verify(ar, COLL_ALLREDUCE, P, ns[t], CP_PACK_MAX_BYTES / 4 + 1, false, false);
         }
 }
 

@@ -20,14 +20,18 @@
  *   of one fixed tree T (aligned (n+1)-ary blocks of ranks 0…P-1, each node the REDUCE of
  *   its ≤ n+1 children in rank order) that cover the window without crossing rank 0 and
  *   without crossing the two boundaries of the adapted last round.  A message is those
- *   pieces (one PUT each, oldest first); the receiver forms every T-node it now holds
+ *   pieces, oldest first: for vectors up to CP_PACK_MAX_BYTES (4 KiB) one PUT, as in the
+ *   paper (a local round before the communication round gathers them into consecutive
+ *   slots unless they already are), for longer vectors one PUT per piece (no copy); the
+ *   receiver forms every T-node it now holds
  *   completely (local rounds after the communication round), and after round k forms the
  *   root of T.  Every node is computed from the same children in the same order wherever
  *   it is computed, so all ranks hold the same expression, in rank order.  The pieces at
  *   the boundaries are exactly the paper's partial results "stored when the boundary is
  *   formed": the cut keeps them apart, and the last round sends / leaves them out.
  *   The price: a message carries 1 … ~2n·l pieces instead of one vector (see the table).
- * Rounds: k communication rounds, each followed by ≤ ⌈log_b P⌉ local merge rounds.
+ * Rounds: k communication rounds, each preceded by ≤ 1 local gather round (short vectors)
+ *   and followed by ≤ ⌈log_b P⌉ local merge rounds.
  * Bytes sent per rank: Σ_l n·c_l·m (m = vector bytes, c_l = pieces of the window after
  *   round l-1, c_0 = 1, c_l ≤ b^l); P = b^k and n = P-1: (P-1)·m.
  * Restrictions: any op (non-commutative fine, not idempotent-only: exactly once).  Only
@@ -35,14 +39,16 @@
  *   and (n, P) is not adaptable the algorithm DECLINES (the selector moves on to the next
  *   algorithm); when not given it PICKS the adaptable n nearest to 2 (order 2, 3, 1, 4, 5,
  *   …; n = P-1 is always adaptable, so some n is always found).
- * Scratch: (live pieces)·m, slots reused after their last round.
- * Cost: T = Σ_{l=1..k} (n·c_{l-1}·α + n·c_{l-1}·m·β) + (P-1)·m·γ_eff, with
- *   γ_eff ≤ γ·(b/n)·(number of T-nodes formed)/(P-1); for P = b^k, c ≡ 1:
- *   T = k·(nα + n·m·β + n·m·γ), the paper's formula.
+ * Scratch: (live pieces + gathered copies)·m, slots reused after their last round.
+ * Cost (short vectors): T = Σ_{l=1..k} (n·α + c_{l-1}·m·copy + n·c_{l-1}·m·β) +
+ *   (P-1)·m·γ_eff, with γ_eff ≤ γ·(b/n)·(number of T-nodes formed)/(P-1); long vectors
+ *   pay n·c_{l-1}·α per round and no copy.  For P = b^k, c ≡ 1: T = k·(nα + n·m·β + n·m·γ),
+ *   the paper's formula.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include "algorithms/algorithm.h"
+#include "algorithms/canonical_pieces.h"
 #include "algorithms/patterns_nway.h"
 #include "collie.h"
 
@@ -56,6 +62,9 @@ typedef struct builder {
     nway_plan pl;
     nway_range *cur_r, *want, *tmp;
     int *cur_slot, ncur;        /* held pieces (the window after the last round) */
+    int *send_slot;             /* where cur's pieces are sent from (gathered or not) */
+    bool packed;                /* short vector: one PUT per message (see put_pieces) */
+    bool gathered;              /* send_slot are copies, freed after the round */
     nway_range *stage_r;        /* the pieces received in this round, in receive order */
     int *stage_slot, nstage;
     int blk_end[NWAY_MAX_N + 1], nblk; /* per sender: where its pieces end in stage */
@@ -125,6 +134,36 @@ static int free_slot(const builder *b) {
     return -1;
 }
 
+static bool slot_free(const builder *b, int at) {
+    return (b->free_bits[at / 64] >> (at % 64) & 1) && b->last_use[at] < b->round;
+}
+
+/* The lowest run of c consecutive slots that hold no live piece and were not touched in
+ * this round (or a run reaching past the end, extended by new slots), taken; its first
+ * slot, 0 when out of memory (the schedule's error is set). */
+static int alloc_run(builder *b, int c) {
+    int start = b->nslots, run = 0;
+    for (int i = 0; i < b->nslots && run < c; i++) {
+        if (!slot_free(b, i))
+            run = 0;
+        else if (run++ == 0)
+            start = i;
+    }
+    if (run == 0)
+        start = b->nslots;
+    while (b->nslots < start + c) {
+        if (!room_slot(b))
+            return 0;
+        b->nslots++;
+    }
+    sched_need_tmp(b->s, (uint64_t)b->nslots * b->a->bytes);
+    for (int i = start; i < start + c; i++) {
+        set_live(b, i, true);
+        use(b, i);
+    }
+    return start;
+}
+
 /* That slot, else a new one. */
 static int alloc_slot(builder *b) {
     int i = free_slot(b);
@@ -164,20 +203,57 @@ static bool room_have(builder *b, int nhave) {
     return true;
 }
 
-static void put_pieces(builder *b, int peer, int first) {
-    for (int i = first; i < b->ncur; i++) {
-        sched_put(b->s, peer, ref_of(b, b->cur_slot[i]), b->a->bytes);
+/* Before a communication round, for short vectors: a local round copying the held pieces
+ * into consecutive slots, unless they already are, so that every message is one PUT. */
+static void gather_cur(builder *b) {
+    bool consecutive = b->ncur == 1 || b->cur_slot[0] >= 0;
+    for (int i = 1; i < b->ncur && consecutive; i++)
+        consecutive = b->cur_slot[i] == b->cur_slot[i - 1] + 1;
+    b->gathered = b->packed && !consecutive;
+    if (!b->gathered) {
+        for (int i = 0; i < b->ncur; i++)
+            b->send_slot[i] = b->cur_slot[i];
+        return;
+    }
+    begin_round(b);
+    int run = alloc_run(b, b->ncur);
+    for (int i = 0; i < b->ncur; i++) {
+        sched_copy(b->s, ref_of(b, run + i), ref_of(b, b->cur_slot[i]), b->a->bytes);
         use(b, b->cur_slot[i]);
+        b->send_slot[i] = run + i;
     }
 }
 
-/* Receives q's pieces tmp[first … np) (its window after some round, oldest first). */
+/* Sends cur[first … ncur) to peer: one PUT (short vectors) or one PUT per piece. */
+static void put_pieces(builder *b, int peer, int first) {
+    int count = b->packed ? 1 : b->ncur - first;
+    uint64_t bytes = b->packed ? (uint64_t)(b->ncur - first) * b->a->bytes : b->a->bytes;
+    for (int i = first; i < first + count; i++)
+        sched_put(b->s, peer, ref_of(b, b->send_slot[i]), bytes);
+    for (int i = first; i < b->ncur; i++)
+        use(b, b->send_slot[i]);
+}
+
+/* After the PUTs of a round: gathered copies hold no live piece any more (they are not
+ * reused within this round: put_pieces marked them used). */
+static void release_gathered(builder *b) {
+    for (int i = 0; b->gathered && i < b->ncur; i++)
+        set_live(b, b->send_slot[i], false);
+    b->gathered = false;
+}
+
+/* Receives q's pieces tmp[first … np) (its window after some round, oldest first): into
+ * consecutive slots by one receive (short vectors), else one receive per piece. */
 static void recv_pieces(builder *b, int q, int np, int first) {
     if (!room_have(b, b->nstage + np - first))
         return;
+    int run = b->packed ? alloc_run(b, np - first) : 0;
+    if (b->packed)
+        sched_recv(b->s, q, ref_of(b, run), (uint64_t)(np - first) * b->a->bytes);
     for (int i = first; i < np; i++) {
-        int slot = alloc_slot(b);
-        sched_recv(b->s, q, ref_of(b, slot), b->a->bytes);
+        int slot = b->packed ? run + i - first : alloc_slot(b);
+        if (!b->packed)
+            sched_recv(b->s, q, ref_of(b, slot), b->a->bytes);
         b->stage_r[b->nstage] = b->tmp[i];
         b->stage_slot[b->nstage++] = slot;
     }
@@ -256,9 +332,11 @@ static void merge(builder *b, const nway_range *want, int nwant, bool root) {
 static void round_full(builder *b, int l) {
     const nway_plan *pl = &b->pl;
     int p = b->a->rank;
+    gather_cur(b);
     begin_round(b);
     for (int i = 1; i <= pl->n; i++)
         put_pieces(b, nway_to(p, l, i, pl->n, pl->P), 0);
+    release_gathered(b);
     b->nstage = b->nblk = 0;
     for (int j = 1; j <= pl->n; j++) {
         int q = nway_from(p, l, j, pl->n, pl->P);
@@ -272,6 +350,7 @@ static void round_full(builder *b, int l) {
 static void round_last(builder *b) {
     const nway_plan *pl = &b->pl;
     int k = pl->k, p = b->a->rank, n = pl->n;
+    gather_cur(b);
     begin_round(b);
     for (int i = 1; i <= nway_last_peers(pl); i++) {
         int first = 0;
@@ -279,6 +358,7 @@ static void round_last(builder *b) {
             first = b->ncur - nway_newest_count(b->cur_r, b->ncur, pl->send_part);
         put_pieces(b, nway_to(p, k, i, n, pl->P), first);
     }
+    release_gathered(b);
     b->nstage = b->nblk = 0;
     for (int j = 1; j <= nway_last_peers(pl); j++) {
         int q = nway_from(p, k, j, n, pl->P), np = nway_pieces(pl, q, k - 1, b->tmp);
@@ -294,14 +374,15 @@ static bool alloc_builder(builder *b) {
     size_t np = (size_t)nway_max_pieces(&b->pl);
     b->cur_r = malloc(np * sizeof *b->cur_r);
     b->cur_slot = malloc(np * sizeof *b->cur_slot);
+    b->send_slot = malloc(np * sizeof *b->send_slot);
     b->want = malloc(np * sizeof *b->want);
     b->tmp = malloc(np * sizeof *b->tmp);
     b->plan.top = malloc(np * sizeof *b->plan.top);
-    return b->cur_r && b->cur_slot && b->want && b->tmp && b->plan.top;
+    return b->cur_r && b->cur_slot && b->send_slot && b->want && b->tmp && b->plan.top;
 }
 
 static void free_builder(builder *b) {
-    free(b->cur_r), free(b->cur_slot), free(b->want), free(b->tmp);
+    free(b->cur_r), free(b->cur_slot), free(b->send_slot), free(b->want), free(b->tmp);
     free(b->stage_r), free(b->stage_slot), free(b->have_r), free(b->have_slot);
     free(b->form_slot), free(b->plan.form), free(b->plan.kid), free(b->plan.top);
     free(b->last_use), free(b->free_bits);
@@ -314,7 +395,7 @@ static int chosen_n(const collie_coll_args *a) {
 static void build(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
-    builder b = { .s = s, .a = a, .round = -1 };
+    builder b = { .s = s, .a = a, .round = -1, .packed = a->bytes <= CP_PACK_MAX_BYTES };
     if (!nway_plan_make(chosen_n(a), a->size, &b.pl) || !alloc_builder(&b)) {
         s->error = b.pl.kase == NWAY_NONE ? COLLIE_ERR_INTERNAL : COLLIE_ERR_NOMEM;
         free_builder(&b);
