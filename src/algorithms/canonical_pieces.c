@@ -94,28 +94,27 @@ void cp_free(cp_state *st) {
     free(st->held);
     free(st->index);
     free(st->ready);
-    free(st->sends.v);
-    free(st->send_slots.v);
-    free(st->recvs.v);
+    free(st->sends);
+    free(st->recvs);
+    free(st->send_slots);
     *st = (cp_state){ .s = st->s, .a = st->a };
 }
 
-/* Appends k values; false (and the schedule's error set) when out of memory. */
-static bool list_push(cp_state *st, cp_list *l, const int *x, int k) {
-    if (l->n + k > l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        while (cap < l->n + k)
-            cap *= 2;
-        int *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            st->s->error = COLLIE_ERR_NOMEM;
-            return false;
-        }
-        l->v = v;
-        l->cap = cap;
+/* Room for `need` elements of `elem` bytes in *v (capacity *cap, doubled); false (and the
+ * schedule's error set) when out of memory. */
+static bool reserve(cp_state *st, void **v, int *cap, int need, size_t elem) {
+    if (need <= *cap)
+        return true;
+    int c = *cap ? 2 * *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *grown = realloc(*v, (size_t)c * elem);
+    if (!grown) {
+        st->s->error = COLLIE_ERR_NOMEM;
+        return false;
     }
-    for (int i = 0; i < k; i++)
-        l->v[l->n++] = x[i];
+    *v = grown;
+    *cap = c;
     return true;
 }
 
@@ -145,92 +144,100 @@ static bool walk_next(piece_walk *w, int *a, int *e) {
 }
 
 void cp_send(cp_state *st, int peer, int first, int len) {
-    if (st->recvs.n > 0) {
+    if (st->nrecvs > 0) {
         st->s->error = COLLIE_ERR_INTERNAL;       /* a builder bug: it could send a piece */
         return;                                   /* that only arrives in this round */
     }
+    if (!reserve(st, (void **)&st->sends, &st->cap_sends, st->nsends + 1, sizeof *st->sends))
+        return;
+    cp_transfer *t = &st->sends[st->nsends++];
+    *t = (cp_transfer){ .peer = peer, .first = st->nsend_slots };
     piece_walk w = walk_begin(first, len, st->a->size);
-    int a, e, first_slot = st->send_slots.n;
+    int a, e;
     while (walk_next(&w, &a, &e)) {
         int h = find(st, a, e);
         if (h < 0) {
             st->s->error = COLLIE_ERR_INTERNAL;   /* a builder bug: sending what it lacks */
             return;
         }
-        if (!list_push(st, &st->send_slots, &st->held[h].slot, 1))
+        if (!reserve(st, (void **)&st->send_slots, &st->cap_send_slots, st->nsend_slots + 1,
+                     sizeof *st->send_slots))
             return;
+        st->send_slots[st->nsend_slots++] = st->held[h].slot;
+        t->count++;
     }
-    int send[4] = { peer, first_slot, st->send_slots.n - first_slot, 0 };
-    list_push(st, &st->sends, send, 4);
 }
 
 /* A piece already held (dissemination's overlap) still arrives: it lands in a slot of
  * its own and is dropped — its value is the held one. */
 void cp_recv(cp_state *st, int peer, int first, int len) {
+    if (!reserve(st, (void **)&st->recvs, &st->cap_recvs, st->nrecvs + 1, sizeof *st->recvs))
+        return;
+    cp_transfer *t = &st->recvs[st->nrecvs++];
+    *t = (cp_transfer){ .peer = peer, .first = st->nslots };
     piece_walk w = walk_begin(first, len, st->a->size);
-    int a, e, first_slot = st->nslots, count = 0;
+    int a, e;
     while (walk_next(&w, &a, &e)) {
-        int slot = new_slot(st);
-        count++;
+        int slot = new_slot(st);                  /* consecutive: nothing else allocates */
+        t->count++;
         if (find(st, a, e) < 0 && !add(st, a, e, slot))
             return;
     }
-    int recv[3] = { peer, first_slot, count };
-    list_push(st, &st->recvs, recv, 3);
 }
 
 /* Where a send's message starts: its piece when it has one, its pieces' first slot when
  * they are consecutive in TMP, else new consecutive slots they are copied to (in the
  * current round). */
-static int gather(cp_state *st, const int *slots, int count) {
+static int gather(cp_state *st, const cp_transfer *t) {
+    const int *slots = &st->send_slots[t->first];
     bool consecutive = slots[0] >= 0;
-    for (int i = 1; i < count && consecutive; i++)
+    for (int i = 1; i < t->count && consecutive; i++)
         consecutive = slots[i] == slots[i - 1] + 1;
-    if (count == 1 || consecutive)
+    if (t->count == 1 || consecutive)
         return slots[0];
     int first = st->nslots;
-    for (int i = 0; i < count; i++)
+    for (int i = 0; i < t->count; i++)
         sched_copy(st->s, ref_of(st, new_slot(st)), ref_of(st, slots[i]), st->a->bytes);
     return first;
 }
 
-static void put_packed(cp_state *st) {
-    sched_round_begin(st->s);                       /* the copies; dropped if empty */
-    for (int i = 0; i < st->sends.n; i += 4) {
-        int *send = &st->sends.v[i];
-        send[3] = gather(st, &st->send_slots.v[send[1]], send[2]);
-    }
+/* Short vectors: a round of gathering copies (dropped when empty), then one PUT and one
+ * receive per queued range. */
+static void emit_packed(cp_state *st) {
     sched_round_begin(st->s);
-    for (int i = 0; i < st->sends.n; i += 4) {
-        const int *send = &st->sends.v[i];
-        sched_put(st->s, send[0], ref_of(st, send[3]), (uint64_t)send[2] * st->a->bytes);
-    }
-    for (int i = 0; i < st->recvs.n; i += 3) {
-        const int *recv = &st->recvs.v[i];
-        sched_recv(st->s, recv[0], ref_of(st, recv[1]), (uint64_t)recv[2] * st->a->bytes);
-    }
+    for (int i = 0; i < st->nsends; i++)
+        st->sends[i].from = gather(st, &st->sends[i]);
+    sched_round_begin(st->s);
+    uint64_t n = st->a->bytes;
+    for (int i = 0; i < st->nsends; i++)
+        sched_put(st->s, st->sends[i].peer, ref_of(st, st->sends[i].from),
+                  (uint64_t)st->sends[i].count * n);
+    for (int i = 0; i < st->nrecvs; i++)
+        sched_recv(st->s, st->recvs[i].peer, ref_of(st, st->recvs[i].first),
+                   (uint64_t)st->recvs[i].count * n);
 }
 
-static void put_pieces(cp_state *st) {
+/* Long vectors: one PUT and one receive per piece. */
+static void emit_per_piece(cp_state *st) {
     sched_round_begin(st->s);
-    for (int i = 0; i < st->sends.n; i += 4) {
-        const int *send = &st->sends.v[i];
-        for (int j = 0; j < send[2]; j++)
-            sched_put(st->s, send[0], ref_of(st, st->send_slots.v[send[1] + j]), st->a->bytes);
+    for (int i = 0; i < st->nsends; i++) {
+        const cp_transfer *t = &st->sends[i];
+        for (int j = 0; j < t->count; j++)
+            sched_put(st->s, t->peer, ref_of(st, st->send_slots[t->first + j]), st->a->bytes);
     }
-    for (int i = 0; i < st->recvs.n; i += 3) {
-        const int *recv = &st->recvs.v[i];
-        for (int j = 0; j < recv[2]; j++)
-            sched_recv(st->s, recv[0], ref_of(st, recv[1] + j), st->a->bytes);
+    for (int i = 0; i < st->nrecvs; i++) {
+        const cp_transfer *t = &st->recvs[i];
+        for (int j = 0; j < t->count; j++)
+            sched_recv(st->s, t->peer, ref_of(st, t->first + j), st->a->bytes);
     }
 }
 
 void cp_exchange(cp_state *st) {
     if (st->a->bytes <= CP_PACK_MAX_BYTES)
-        put_packed(st);
+        emit_packed(st);
     else
-        put_pieces(st);
-    st->sends.n = st->send_slots.n = st->recvs.n = 0;
+        emit_per_piece(st);
+    st->nsends = st->nrecvs = st->nsend_slots = 0;
 }
 
 static void merge_into(cp_state *st, int left, int right, sched_ref dst) {

@@ -29,10 +29,13 @@ typedef struct cp_node {
  * message's α costs more than copying ~2·lg P vectors (measured: docs/performance.md). */
 #define CP_PACK_MAX_BYTES 4096
 
-typedef struct cp_list {
-    int *v;
-    int n, cap;
-} cp_list;
+/* A queued send or receive of one range (cp_send / cp_recv, emitted by cp_exchange). */
+typedef struct cp_transfer {
+    int peer;
+    int first;          /* send: its first piece's index in send_slots; receive: first slot */
+    int count;          /* pieces */
+    int from;           /* send: the slot its message starts at (set by cp_exchange) */
+} cp_transfer;
 
 typedef struct cp_state {
     collie_schedule *s;
@@ -45,9 +48,10 @@ typedef struct cp_state {
                            may be merged): pairs appear here when the later one is added */
     int nready;
     bool done;          /* the root has been written to RECV */
-    cp_list sends;      /* this round's sends: (peer, first of send_slots, count, source) */
-    cp_list send_slots; /* the slots of their pieces, in piece order */
-    cp_list recvs;      /* this round's receives: (peer, first slot, count) */
+    cp_transfer *sends, *recvs;     /* this round's, in the order queued */
+    int nsends, nrecvs, cap_sends, cap_recvs;
+    int *send_slots;    /* the slots of the sends' pieces, in piece order */
+    int nsend_slots, cap_send_slots;
 } cp_state;
 
 /* Starts with the rank's own input as node [rank, rank+1).  false on allocation failure. */
