@@ -23,9 +23,8 @@
  *   pieces, oldest first: for vectors up to CP_PACK_MAX_BYTES (4 KiB) one PUT, as in the
  *   paper (a local round before the communication round gathers them into consecutive
  *   slots unless they already are), for longer vectors one PUT per piece (no copy); the
- *   receiver forms every T-node it now holds
- *   completely (local rounds after the communication round), and after round k forms the
- *   root of T.  Every node is computed from the same children in the same order wherever
+ *   receiver forms every T-node it now holds completely (local rounds after the
+ *   communication round), and after round k forms the root of T.  Every node is computed from the same children in the same order wherever
  *   it is computed, so all ranks hold the same expression, in rank order.  The pieces at
  *   the boundaries are exactly the paper's partial results "stored when the boundary is
  *   formed": the cut keeps them apart, and the last round sends / leaves them out.
