@@ -118,31 +118,6 @@ static bool reserve(cp_state *st, void **v, int *cap, int need, size_t elem) {
     return true;
 }
 
-/* Walks the canonical pieces of the cyclic range (first, len) in order, each found from
- * the previous one's end (pbf_cyclic_piece would start over for every piece). */
-typedef struct piece_walk {
-    int lo, hi, rest, p;
-} piece_walk;
-
-static piece_walk walk_begin(int first, int len, int p) {
-    int end = first + len;
-    piece_walk w = { first, end <= p ? end : p, end <= p ? 0 : end - p, p };
-    return w;
-}
-
-static bool walk_next(piece_walk *w, int *a, int *e) {
-    if (w->lo >= w->hi) {
-        if (w->rest <= 0)
-            return false;
-        w->lo = 0;
-        w->hi = w->rest;
-        w->rest = 0;
-    }
-    *a = w->lo;
-    *e = w->lo = pbf_node_end(w->lo, w->hi, w->p);
-    return true;
-}
-
 void cp_send(cp_state *st, int peer, int first, int len) {
     if (st->nrecvs > 0) {
         st->s->error = COLLIE_ERR_INTERNAL;       /* a builder bug: it could send a piece */
@@ -152,9 +127,9 @@ void cp_send(cp_state *st, int peer, int first, int len) {
         return;
     cp_transfer *t = &st->sends[st->nsends++];
     *t = (cp_transfer){ .peer = peer, .first = st->nsend_slots };
-    piece_walk w = walk_begin(first, len, st->a->size);
+    pbf_walk w = pbf_walk_begin(first, len, st->a->size);
     int a, e;
-    while (walk_next(&w, &a, &e)) {
+    while (pbf_walk_next(&w, &a, &e)) {
         int h = find(st, a, e);
         if (h < 0) {
             st->s->error = COLLIE_ERR_INTERNAL;   /* a builder bug: sending what it lacks */
@@ -175,9 +150,9 @@ void cp_recv(cp_state *st, int peer, int first, int len) {
         return;
     cp_transfer *t = &st->recvs[st->nrecvs++];
     *t = (cp_transfer){ .peer = peer, .first = st->nslots };
-    piece_walk w = walk_begin(first, len, st->a->size);
+    pbf_walk w = pbf_walk_begin(first, len, st->a->size);
     int a, e;
-    while (walk_next(&w, &a, &e)) {
+    while (pbf_walk_next(&w, &a, &e)) {
         int slot = new_slot(st);                  /* consecutive: nothing else allocates */
         t->count++;
         if (find(st, a, e) < 0 && !add(st, a, e, slot))

@@ -39,39 +39,23 @@ int pbf_node_end(int a, int b, int p) {
     return top < 1 ? a + 1 : min_int(a + (1 << top), p);
 }
 
-static int linear_npieces(int a, int b, int p) {
-    int n = 0;
-    while (a < b) {
-        a = pbf_node_end(a, b, p);
-        n++;
-    }
-    return n;
-}
-
-int pbf_cyclic_npieces(int first, int len, int p) {
+pbf_walk pbf_walk_begin(int first, int len, int p) {
     int end = first + len;
-    if (end <= p)
-        return linear_npieces(first, end, p);
-    return linear_npieces(first, p, p) + linear_npieces(0, end - p, p);
+    pbf_walk w = { first, end <= p ? end : p, end <= p ? 0 : end - p, p };
+    return w;
 }
 
-void pbf_cyclic_piece(int first, int len, int p, int i, int *a, int *e) {
-    int end = first + len, hi = end <= p ? end : p;
-    int lo = first;
-    if (i >= linear_npieces(first, hi, p)) {
-        i -= linear_npieces(first, hi, p);
-        lo = 0;
-        hi = end - p;
+bool pbf_walk_next(pbf_walk *w, int *a, int *e) {
+    if (w->lo >= w->hi) {
+        if (w->rest <= 0)
+            return false;
+        w->lo = 0;
+        w->hi = w->rest;
+        w->rest = 0;
     }
-    for (;;) {
-        int next = pbf_node_end(lo, hi, p);
-        if (i-- == 0) {
-            *a = lo;
-            *e = next;
-            return;
-        }
-        lo = next;
-    }
+    *a = w->lo;
+    *e = w->lo = pbf_node_end(w->lo, w->hi, w->p);
+    return true;
 }
 
 void pbf_node_parent(int a, int e, int p, int *pa, int *mid, int *pe) {

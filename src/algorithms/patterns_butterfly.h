@@ -31,9 +31,14 @@ bool pbf_pe_block_has_leftover(int rank, int step, int p);
  * [0, rest). */
 /* The first node of the decomposition of [a, b) (a < b <= p): returns its end. */
 int pbf_node_end(int a, int b, int p);
-/* Number of nodes of the cyclic range (first, len), 0 < len <= p, and the i-th of them. */
-int pbf_cyclic_npieces(int first, int len, int p);
-void pbf_cyclic_piece(int first, int len, int p, int i, int *a, int *e);
+/* Walks the nodes of the cyclic range (first, len), 0 < len <= p, in order: each is found
+ * from the previous one's end.  pbf_walk_next gives the next node [*a, *e), false after
+ * the last. */
+typedef struct pbf_walk {
+    int lo, hi, rest, p;
+} pbf_walk;
+pbf_walk pbf_walk_begin(int first, int len, int p);
+bool pbf_walk_next(pbf_walk *w, int *a, int *e);
 /* The parent of node [a, e) (not the root [0, p)): the range [*pa, *pe) whose children
  * are [*pa, *mid) and [*mid, *pe); [a, e) is one of them. */
 void pbf_node_parent(int a, int e, int p, int *pa, int *mid, int *pe);

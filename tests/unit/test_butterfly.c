@@ -99,18 +99,16 @@ static void test_nodes(void) {
     for (int p = 1; p <= MAXP; p++)                 /* cyclic pieces tile the range */
         for (int f = 0; f < p; f++)
             for (int len = 1; len <= p; len++) {
-                int n = pbf_cyclic_npieces(f, len, p), pos = f, covered = 0;
-                for (int i = 0; i < n; i++) {
-                    int a, e;
-                    pbf_cyclic_piece(f, len, p, i, &a, &e);
-                    check(a == pos % p && is_node(a, e, p), "cyclic_piece(%d,%d,%d,%d)", f, len,
-                          p, i);
+                pbf_walk w = pbf_walk_begin(f, len, p);
+                int a, e, pos = f, covered = 0;
+                while (covered < len && pbf_walk_next(&w, &a, &e)) {
+                    check(a == pos && is_node(a, e, p), "walk (%d, %d) in %d: [%d, %d) at %d", f,
+                          len, p, a, e, pos);
                     covered += e - a;
-                    pos = e % p == 0 && e == p ? p : e;
-                    pos = pos == p ? 0 : pos;
+                    pos = e == p ? 0 : e;
                 }
-                check(covered == len, "cyclic pieces of (%d, %d) in %d cover %d", f, len, p,
-                      covered);
+                check(covered == len && !pbf_walk_next(&w, &a, &e), "the walk of (%d, %d) in "
+                      "%d covers %d", f, len, p, covered);
             }
 }
 
