@@ -25,8 +25,10 @@ typedef struct cp_node {
     int pa, mid, pe;    /* its parent [pa, pe) with children split at mid; pa = -1: none */
 } cp_node;
 
-/* Vectors up to this size send a range's pieces as one message (see above): below it one
- * message's α costs more than copying ~2·lg P vectors (measured: docs/performance.md). */
+/* Vectors up to this size send a range's pieces as one message (see above).  Packing saves
+ * (π-1)·α for π pieces and costs copying them, π·n bytes: with the simulator's default
+ * model (α = 0.3 µs, copy 10 GB/s) that breaks even near n = 3 KB.  On the 2-core
+ * development machine packed and unpacked measured within noise at P <= 16. */
 #define CP_PACK_MAX_BYTES 4096
 
 /* A queued send or receive of one range (cp_send / cp_recv, emitted by cp_exchange). */
