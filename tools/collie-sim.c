@@ -322,11 +322,19 @@ static int verify(const sim_opts *o) {
 
 /* ---- draw ----------------------------------------------------------------------------------- */
 
+#define DRAW_MAX_P 1024     /* recursive_doubling: 1.6 s, 10240 arrows; ring: 1 M arrows */
+
 static int draw(const sim_opts *o) {
     const collie_algorithm *alg;
     collie_algo_params params;
     if (select_algos(o, &alg, 1, &params) != 1 || o->nP != 1 || !o->out) {
         fprintf(stderr, "collie-sim draw: needs one --algo, one --P and -o FILE.svg\n");
+        return 2;
+    }
+    if (o->P[0] > DRAW_MAX_P) {
+        fprintf(stderr, "collie-sim draw: --P %lld is more ranks than a drawing shows (one row "
+                "per rank; the symbolic run behind the labels grows as P^2): at most %d\n",
+                o->P[0], DRAW_MAX_P);
         return 2;
     }
     if (o->nn && params.count < COLLIE_MAX_PARAMS) {

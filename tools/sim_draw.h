@@ -53,6 +53,15 @@ static void draw_on_put(void *ctx, int from, int to, uint32_t seq, const char *l
     d->contents[d->ncontents++] = c;
 }
 
+static int draw_content_cmp(const void *x, const void *y) {
+    const draw_content *a = x, *b = y;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    if (a->to != b->to)
+        return a->to < b->to ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
 /* Runs the symbolic verifier over every rank's schedule to learn what each message
  * carries; false (labels fall back to buffer ranges) when it rejects the call. */
 static bool draw_contents(const collie_algorithm *alg, const collie_coll_args *a, draw_trace *d) {
@@ -64,19 +73,21 @@ static bool draw_contents(const collie_algorithm *alg, const collie_coll_args *a
     bool ok = sym_run_traced(alg->name, a, s, draw_on_put, d, err, sizeof err) == 0;
     if (!ok)
         fprintf(stderr, "collie-sim draw: no contribution labels: %s\n", err);
+    if (d->ncontents)
+        qsort(d->contents, d->ncontents, sizeof *d->contents, draw_content_cmp);
     for (int r = 0; r < a->size; r++)
         sched_free(&s[r]);
     free(s);
     return ok;
 }
 
+/* The label of message m (contents sorted by draw_content_cmp); NULL when unknown. */
 static const char *draw_content_of(const draw_trace *d, const sim_msg_trace *m) {
-    for (size_t i = 0; i < d->ncontents; i++) {
-        const draw_content *c = &d->contents[i];
-        if (c->from == m->from && c->to == m->to && c->seq == m->seq)
-            return c->label;
-    }
-    return NULL;
+    draw_content key = { m->from, m->to, m->seq, NULL };
+    const draw_content *c = d->ncontents ? bsearch(&key, d->contents, d->ncontents,
+                                                   sizeof key, draw_content_cmp)
+                                         : NULL;
+    return c ? c->label : NULL;
 }
 
 static void draw_on_msg(void *ctx, const sim_msg_trace *t) {

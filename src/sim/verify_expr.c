@@ -59,6 +59,26 @@ static void rehash(sym_store *st) {
     }
 }
 
+/* x's lo, hi, exact (and a node's elem) from its children, which are interned before it. */
+static void summarise(const sym_store *st, sym_node *x) {
+    if (x->n == 0) {
+        x->lo = x->hi = x->rank;
+        x->exact = x->rank >= 0;
+        return;
+    }
+    const sym_node *k0 = &st->nodes[st->kids[x->first]];
+    long long covered = 0;
+    x->lo = k0->lo, x->hi = k0->hi, x->elem = k0->elem, x->exact = true;
+    for (uint32_t k = 0; k < x->n; k++) {
+        const sym_node *c = &st->nodes[st->kids[x->first + k]];
+        x->lo = c->lo < x->lo ? c->lo : x->lo;
+        x->hi = c->hi > x->hi ? c->hi : x->hi;
+        x->exact = x->exact && c->exact;
+        covered += (long long)c->hi - c->lo + 1;
+    }
+    x->exact = x->exact && covered == (long long)x->hi - x->lo + 1;   /* disjoint, no gap */
+}
+
 static uint32_t append(sym_store *st, uint64_t h, const uint32_t *kids, uint32_t n,
                        int32_t rank, uint32_t elem) {
     if (st->nnodes == st->capnodes) {
@@ -78,6 +98,7 @@ static uint32_t append(sym_store *st, uint64_t h, const uint32_t *kids, uint32_t
     if (n)
         memcpy(st->kids + st->nkids, kids, n * sizeof *kids);
     st->nkids += n;
+    summarise(st, x);
     return st->nnodes++;
 }
 

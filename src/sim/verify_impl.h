@@ -20,7 +20,10 @@ typedef struct sym_node {
     uint64_t hash;
     uint32_t first, n;      /* children kids[first … first+n); n == 0: a leaf */
     int32_t rank;           /* leaf: whose input */
-    uint32_t elem;          /* leaf: which element */
+    uint32_t elem;          /* leaf: which element; node: its first leaf's */
+    int32_t lo, hi;         /* the least and greatest rank among its leaves */
+    bool exact;             /* its leaves are the ranks lo … hi, each once (labels: the set
+                               without walking the leaves) */
 } sym_node;
 
 typedef struct sym_store {

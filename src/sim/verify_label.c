@@ -9,11 +9,31 @@
 #include <string.h>
 #include "sim/verify_impl.h"
 
-/* Adds the ranks of id's leaves to set (P bits); *elem gets a leaf's element. */
+/* Adds ranks lo … hi (0 <= lo <= hi < P) to set (P bits). */
+static void add_range(uint64_t *set, int lo, int hi) {
+    for (int r = lo; r <= hi;) {
+        if (r % 64 == 0 && r + 63 <= hi) {
+            set[r / 64] = ~0ull;
+            r += 64;
+        } else {
+            set[r / 64] |= 1ull << (r % 64);
+            r++;
+        }
+    }
+}
+
+/* Adds the ranks of id's leaves to set (P bits); *elem gets a leaf's element.  A node
+ * whose leaves are exactly a range of ranks adds the range without walking its leaves
+ * (a message's label would otherwise cost P leaves per element). */
 static void leaf_ranks(const sym_store *st, uint32_t id, uint64_t *set, int P, long *elem) {
     const sym_node *x = &st->nodes[id];
     if (id == SYM_UNDEF)
         return;
+    if (x->exact && x->hi < P) {
+        add_range(set, x->lo, x->hi);
+        *elem = x->elem;
+        return;
+    }
     if (x->n == 0) {
         if (x->rank >= 0 && x->rank < P)
             set[x->rank / 64] |= 1ull << (x->rank % 64);

@@ -66,6 +66,11 @@ draw)
     grep -q '>x2\[0:2)<' "$TMP/ring.svg" || fail "no label x2[0:2): $(grep -o '>x[^<]*<' "$TMP/ring.svg")"
     n=$(grep -c '>x0\.\.2\[' "$TMP/ring.svg")
     [ "$n" = 6 ] || fail "expected 6 allgather messages labelled x0..2[…), got $n"
+    # pairwise exchange P=5: leftover rank 4's input joins rank 0's, so sets have gaps
+    "$SIM" draw --coll allreduce --algo pairwise_exchange --P 5 --bytes 8 -o "$TMP/pe.svg" \
+        || fail "pairwise_exchange"
+    grep -q '>x{0,4}<' "$TMP/pe.svg" && grep -q '>x{0\.\.1,4}<' "$TMP/pe.svg" \
+        || fail "no labels x{0,4}, x{0..1,4}: $(grep -o '>x[^<]*<' "$TMP/pe.svg")"
     ;;
 predict_auto)
     out=$("$SIM" predict --coll allreduce --algo auto --P 2,8 --bytes 8,16M --csv) || fail "exit"
@@ -89,6 +94,9 @@ usage)
     "$SIM" > /dev/null 2>&1 && fail "no arguments accepted"
     "$SIM" predict --coll nope --algo x > /dev/null 2>&1 && fail "bad collective accepted"
     "$SIM" --help | grep -q 'collie-sim predict' || fail "no usage"
+    "$SIM" draw --coll allreduce --algo ring --P 30000 -o "$TMP/big.svg" > "$TMP/out" 2>&1 \
+        && fail "draw of 30000 ranks accepted"
+    grep -q 'at most 1024' "$TMP/out" || fail "draw --P 30000: $(cat "$TMP/out")"
     ;;
 *) fail "unknown case" ;;
 esac
