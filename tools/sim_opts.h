@@ -101,8 +101,15 @@ static bool parse_opt(sim_opts *o, const char *k, const char *v) {
     else if (!strcmp(k, "--method")) o->method = v;
     else if (!strcmp(k, "--tuning")) o->tuning = v;
     else if (!strcmp(k, "-o")) o->out = v;
-    else if (!strcmp(k, "--max-p")) ok = parse_ll(v, &x) && x >= 1 && x <= 4096, o->max_p = (int)x;
-    else if (!strcmp(k, "--elem")) ok = parse_ll(v, &x) && x >= 1 && x <= 4096, o->elem = (int)x;
+    else if (!strcmp(k, "--max-p")) {
+        if (!parse_ll(v, &x) || x < 1 || x > 4096)
+            return opt_fail("--max-p must be 1 ... 4096 (verify runs every P up to it), not %s", v);
+        o->max_p = (int)x;
+    } else if (!strcmp(k, "--elem")) {
+        if (!parse_ll(v, &x) || x < 1 || x > 4096)
+            return opt_fail("--elem must be 1 ... 4096 bytes, not %s", v);
+        o->elem = (int)x;
+    }
     else if (!strcmp(k, "--inject-fault")) ok = parse_ll(v, &x), o->inject_rank = (int)x;
     else return opt_fail("unknown option %s", k);
     return ok || opt_fail("bad value for %s", k);

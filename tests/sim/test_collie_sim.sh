@@ -97,6 +97,9 @@ usage)
     "$SIM" draw --coll allreduce --algo ring --P 30000 -o "$TMP/big.svg" > "$TMP/out" 2>&1 \
         && fail "draw of 30000 ranks accepted"
     grep -q 'at most 1024' "$TMP/out" || fail "draw --P 30000: $(cat "$TMP/out")"
+    "$SIM" verify --coll allreduce --algo ring --max-p 100000 > "$TMP/out" 2>&1 \
+        && fail "verify up to 100000 ranks accepted"
+    grep -q 'max-p must be 1 ... 4096.*not 100000' "$TMP/out" || fail "verify --max-p 100000: $(cat "$TMP/out")"
     ;;
 *) fail "unknown case" ;;
 esac
