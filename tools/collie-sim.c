@@ -72,23 +72,29 @@ static collie_coll_args make_args(const sim_opts *o, const collie_algorithm *alg
 
 enum { METHOD_CLOSED = 2 };     /* besides enum sim_method */
 
-/* Operations a full simulation would handle, estimated from 33 ranks spread over the
- * team (a hot spot like ring's rank 0 with count < P counts once, not P times); *build_s
- * is the estimated CPU time of building every rank's schedule (ring builders loop over
- * all P steps even when most are empty). */
+/* Operations a full simulation would handle: rank 0's (the root of the rooted
+ * collectives, often a hot spot: flat bcast's rank 0 has P - 1 operations, every other
+ * rank one) plus the mean of 32 more ranks spread over the team times the other P - 1
+ * ranks; *build_s is the estimated CPU time of building every rank's schedule (ring
+ * builders loop over all P steps even when most are empty), found the same way. */
 static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *a,
                            double *build_s) {
-    int n = a->size < 33 ? a->size : 33;
-    double sum = 0;
     clock_t t0 = clock();
-    for (int i = 0; i < n; i++) {
-        long ops = sim_rank_ops(alg, a, (int)((long long)i * a->size / n));
+    long root_ops = sim_rank_ops(alg, a, 0);
+    clock_t t1 = clock();
+    int n = a->size - 1 < 32 ? a->size - 1 : 32;
+    double sum = 0;
+    for (int i = 1; i <= n; i++) {
+        long ops = sim_rank_ops(alg, a, (int)((long long)i * (a->size - 1) / n));
         if (ops < 0)
             return -1;
         sum += (double)ops;
     }
-    *build_s = (double)(clock() - t0) / CLOCKS_PER_SEC / n * a->size;
-    return sum / n * a->size;
+    if (root_ops < 0)
+        return -1;
+    double others = n ? (double)(a->size - 1) / n : 0;
+    *build_s = ((double)(t1 - t0) + (double)(clock() - t1) * others) / CLOCKS_PER_SEC;
+    return (double)root_ops + sum * others;
 }
 
 /* --method auto: a closed form that agrees with the full run from CLOSED_FORM_FROM

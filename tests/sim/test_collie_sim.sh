@@ -76,6 +76,10 @@ predict_auto)
     out=$("$SIM" predict --coll allreduce --algo auto --P 2,8 --bytes 8,16M --csv) || fail "exit"
     n=$(echo "$out" | grep -c '^auto,.*,chose [a-z_]*$')
     [ "$n" = 4 ] || fail "expected 4 auto rows naming the chosen algorithm: $out"
+    # a root with P - 1 operations counts once in the method's estimate: flat bcast at
+    # P = 65536 is a full run of 65535 messages, not refused
+    out=$("$SIM" predict --coll bcast --algo flat --P 65536 --bytes 8 --csv) || fail "exit"
+    echo "$out" | grep -Eq '^flat,65536,8,[0-9.]+,full,65535' || fail "flat bcast 65536: $out"
     ;;
 predict_closed)
     # flat P = 4, 1000 bytes, hand model: messages to rank +1 and +3 one-directional
