@@ -67,8 +67,22 @@ static void combine(collie_schedule *s, const collie_coll_args *a, own_seg *o, i
     }
 }
 
+/* A rank whose own segment is empty (count < P: ranks count … P-1) only sends: one PUT
+ * to each rank j < count, in step order (step (j - rank) mod P), so that building does not
+ * walk all P steps. */
+static void send_only(collie_schedule *s, const collie_coll_args *a) {
+    for (int to = 0; (size_t)to < a->count; to++) {     /* count <= rank < P */
+        sched_round_begin(s);
+        sched_put(s, to, sched_at(SBUF_SEND, seg_off(a, to)), seg_bytes(a, to));
+    }
+}
+
 static sched_ref reduce_scatter(collie_schedule *s, const collie_coll_args *a) {
     own_seg o = own_init(s, a);
+    if (seg_bytes(a, a->rank) == 0 && (size_t)a->rank >= a->count) {
+        send_only(s, a);
+        return o.res;
+    }
     for (int i = 1; i < a->size; i++) {
         int to = pat_pairwise_to(a->rank, i, a->size);
         int from = pat_pairwise_from(a->rank, i, a->size);
