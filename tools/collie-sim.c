@@ -75,8 +75,9 @@ enum { METHOD_CLOSED = 2 };     /* besides enum sim_method */
 /* Operations a full simulation would handle: rank 0's (the root of the rooted
  * collectives, often a hot spot: flat bcast's rank 0 has P - 1 operations, every other
  * rank one) plus the mean of 32 more ranks spread over the team times the other P - 1
- * ranks; *build_s is the estimated CPU time of building every rank's schedule (ring
- * builders loop over all P steps even when most are empty), found the same way. */
+ * ranks; *build_s is the estimated CPU time of building every rank's schedule (the
+ * allreduce ring builders loop over all P steps even when most are empty), found the
+ * same way. */
 static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *a,
                            double *build_s) {
     clock_t t0 = clock();

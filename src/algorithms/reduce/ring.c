@@ -79,7 +79,7 @@ static void send_only(collie_schedule *s, const collie_coll_args *a) {
 
 static sched_ref reduce_scatter(collie_schedule *s, const collie_coll_args *a) {
     own_seg o = own_init(s, a);
-    if (seg_bytes(a, a->rank) == 0 && (size_t)a->rank >= a->count) {
+    if ((size_t)a->rank >= a->count) {             /* count < P and my segment is empty */
         send_only(s, a);
         return o.res;
     }
