@@ -72,30 +72,35 @@ static collie_coll_args make_args(const sim_opts *o, const collie_algorithm *alg
 
 enum { METHOD_CLOSED = 2 };     /* besides enum sim_method */
 
-/* Operations a full simulation would handle: rank 0's (the root of the rooted
- * collectives, often a hot spot: flat bcast's rank 0 has P - 1 operations, every other
- * rank one) plus the mean of 32 more ranks spread over the team times the other P - 1
- * ranks; *build_s is the estimated CPU time of building every rank's schedule (the
- * allreduce ring builders loop over all P steps even when most are empty), found the
- * same way. */
+/* Operations a full simulation would handle, and in *build_s the CPU time of building
+ * every rank's schedule (the allreduce ring builders loop over all P steps even when most
+ * are empty).  Up to 33 ranks: all of them.  Beyond: ranks 0 and P-1 once each (a root,
+ * or the last rank of a team that is not a power of two, is often a hot spot: flat
+ * bcast's rank 0 has P - 1 operations, every other rank one) plus the mean of 31 ranks
+ * spread between them times the other P - 2. */
 static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *a,
                            double *build_s) {
-    clock_t t0 = clock();
-    long root_ops = sim_rank_ops(alg, a, 0);
-    clock_t t1 = clock();
-    int n = a->size - 1 < 32 ? a->size - 1 : 32;
-    double sum = 0;
-    for (int i = 1; i <= n; i++) {
-        long ops = sim_rank_ops(alg, a, (int)((long long)i * (a->size - 1) / n));
+    int P = a->size, inner = P <= 33 ? 0 : 31;
+    double edges = 0, sum = 0, edge_s = 0, inner_s = 0;
+    for (int i = 0; i < (inner ? 2 : P); i++) {
+        clock_t t0 = clock();
+        long ops = sim_rank_ops(alg, a, inner && i == 1 ? P - 1 : i);
+        edge_s += (double)(clock() - t0) / CLOCKS_PER_SEC;
+        if (ops < 0)
+            return -1;
+        edges += (double)ops;
+    }
+    for (int i = 1; i <= inner; i++) {
+        clock_t t0 = clock();
+        long ops = sim_rank_ops(alg, a, (int)((long long)i * (P - 1) / (inner + 1)));
+        inner_s += (double)(clock() - t0) / CLOCKS_PER_SEC;
         if (ops < 0)
             return -1;
         sum += (double)ops;
     }
-    if (root_ops < 0)
-        return -1;
-    double others = n ? (double)(a->size - 1) / n : 0;
-    *build_s = ((double)(t1 - t0) + (double)(clock() - t1) * others) / CLOCKS_PER_SEC;
-    return (double)root_ops + sum * others;
+    double scale = inner ? (double)(P - 2) / inner : 0;
+    *build_s = edge_s + inner_s * scale;
+    return edges + sum * scale;
 }
 
 /* --method auto: a closed form that agrees with the full run from CLOSED_FORM_FROM
