@@ -81,25 +81,23 @@ enum { METHOD_CLOSED = 2 };     /* besides enum sim_method */
 static double estimate_ops(const collie_algorithm *alg, const collie_coll_args *a,
                            double *build_s) {
     int P = a->size, inner = P <= 33 ? 0 : 31;
-    double edges = 0, sum = 0, edge_s = 0, inner_s = 0;
+    double edges = 0, sum = 0;
+    clock_t t0 = clock();
     for (int i = 0; i < (inner ? 2 : P); i++) {
-        clock_t t0 = clock();
         long ops = sim_rank_ops(alg, a, inner && i == 1 ? P - 1 : i);
-        edge_s += (double)(clock() - t0) / CLOCKS_PER_SEC;
         if (ops < 0)
             return -1;
         edges += (double)ops;
     }
+    clock_t t1 = clock();
     for (int i = 1; i <= inner; i++) {
-        clock_t t0 = clock();
         long ops = sim_rank_ops(alg, a, (int)((long long)i * (P - 1) / (inner + 1)));
-        inner_s += (double)(clock() - t0) / CLOCKS_PER_SEC;
         if (ops < 0)
             return -1;
         sum += (double)ops;
     }
     double scale = inner ? (double)(P - 2) / inner : 0;
-    *build_s = edge_s + inner_s * scale;
+    *build_s = ((double)(t1 - t0) + (double)(clock() - t1) * scale) / CLOCKS_PER_SEC;
     return edges + sum * scale;
 }
 

@@ -163,12 +163,18 @@ void cp_recv(cp_state *st, int peer, int first, int len) {
 /* Where a send's message starts: its piece when it has one, its pieces' first slot when
  * they are consecutive in TMP, else new consecutive slots they are copied to (in the
  * current round). */
+bool cp_slots_consecutive(const int *slots, int n) {
+    if (n == 1)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (slots[i] < 0 || (i > 0 && slots[i] != slots[i - 1] + 1))
+            return false;
+    return true;
+}
+
 static int gather(cp_state *st, const cp_transfer *t) {
     const int *slots = &st->send_slots[t->first];
-    bool consecutive = slots[0] >= 0;
-    for (int i = 1; i < t->count && consecutive; i++)
-        consecutive = slots[i] == slots[i - 1] + 1;
-    if (t->count == 1 || consecutive)
+    if (cp_slots_consecutive(slots, t->count))
         return slots[0];
     int first = st->nslots;
     for (int i = 0; i < t->count; i++)

@@ -65,6 +65,9 @@ void cp_send(cp_state *st, int peer, int first, int len);
 /* Queues for the next cp_exchange: receive the pieces of (first, len) from peer into new
  * slots (held from now on for the builder's bookkeeping). */
 void cp_recv(cp_state *st, int peer, int first, int len);
+/* Whether a message of these pieces can be PUT straight from their slots: one piece, or
+ * scratch slots (>= 0) in a row. */
+bool cp_slots_consecutive(const int *slots, int n);
 /* Emits the queued sends and receives: a copy round gathering pieces if needed, then one
  * communication round (all PUTs, then all receives, in the order queued). */
 void cp_exchange(cp_state *st);

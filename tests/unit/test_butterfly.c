@@ -166,20 +166,26 @@ static void test_bruck(void) {
 /* ---- the schedules through the verifier --------------------------------------------- */
 static long runs;
 
+/* An allreduce of count elements of elem_size bytes on p ranks; parameter n when n > 0. */
+static collie_coll_args allreduce_args(int p, int n, size_t count, size_t elem_size) {
+    collie_coll_args a;
+    memset(&a, 0, sizeof a);
+    a.coll = COLL_ALLREDUCE;
+    a.size = p;
+    a.count = count;
+    a.elem_size = elem_size;
+    a.bytes = count * elem_size;
+    a.params.count = n > 0;
+    strcpy(a.params.key[0], "n");
+    a.params.value[0] = n;
+    return a;
+}
+
 static void verify(const collie_algorithm *alg, int p, int n, size_t count) {
     for (int bits = 0; bits < 4; bits++) {
-        collie_coll_args a;
-        memset(&a, 0, sizeof a);
-        a.coll = COLL_ALLREDUCE;
-        a.size = p;
-        a.count = count;
-        a.elem_size = (p + count) % 2 ? 4 : 8;
-        a.bytes = count * a.elem_size;
+        collie_coll_args a = allreduce_args(p, n, count, (p + count) % 2 ? 4 : 8);
         a.in_place = bits & 1;
         a.commutative = (bits & 2) != 0;
-        a.params.count = n > 0;
-        strcpy(a.params.key[0], "n");
-        a.params.value[0] = n;
         const char *why = NULL;
         check(collie_algorithm_accepts(alg, &a, &why), "%s n=%d P=%d declined: %s", alg->name, n,
               p, why ? why : "");
@@ -246,17 +252,8 @@ static void test_packing(const collie_algorithm *alg, int n) {
         int worst = 0;
         long puts = 0, bytes_put = 0;
         for (int r = 0; r < p; r++) {
-            collie_coll_args a;
-            memset(&a, 0, sizeof a);
-            a.coll = COLL_ALLREDUCE;
-            a.size = p;
+            collie_coll_args a = allreduce_args(p, n, count, 8);
             a.rank = r;
-            a.count = count;
-            a.elem_size = 8;
-            a.bytes = count * 8;
-            a.params.count = n > 0;
-            strcpy(a.params.key[0], "n");
-            a.params.value[0] = n;
             collie_schedule s;
             sched_init(&s, r, p, 8);
             alg->build(&s, &a);
@@ -283,16 +280,8 @@ static void test_packing(const collie_algorithm *alg, int n) {
 }
 
 static void test_declines(void) {
-    collie_coll_args a;
-    memset(&a, 0, sizeof a);
-    a.coll = COLL_ALLREDUCE;
-    a.size = 4;
-    a.count = 1;
-    a.elem_size = 8;
-    a.bytes = 8;
-    a.params.count = 1;
-    strcpy(a.params.key[0], "n");
-    a.params.value[0] = 0;
+    collie_coll_args a = allreduce_args(4, 0, 1, 8);
+    a.params.count = 1;                             /* n = 0 given explicitly */
     const char *why = NULL;
     check(!collie_algorithm_accepts(&collie_algo_allreduce_bruck, &a, &why) && why,
           "bruck declines n = 0");

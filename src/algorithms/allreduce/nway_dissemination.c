@@ -205,10 +205,7 @@ static bool room_have(builder *b, int nhave) {
 /* Before a communication round, for short vectors: a local round copying the held pieces
  * into consecutive slots, unless they already are, so that every message is one PUT. */
 static void gather_cur(builder *b) {
-    bool consecutive = b->ncur == 1 || b->cur_slot[0] >= 0;
-    for (int i = 1; i < b->ncur && consecutive; i++)
-        consecutive = b->cur_slot[i] == b->cur_slot[i - 1] + 1;
-    b->gathered = b->packed && !consecutive;
+    b->gathered = b->packed && !cp_slots_consecutive(b->cur_slot, b->ncur);
     if (!b->gathered) {
         for (int i = 0; i < b->ncur; i++)
             b->send_slot[i] = b->cur_slot[i];
@@ -225,12 +222,14 @@ static void gather_cur(builder *b) {
 
 /* Sends cur[first … ncur) to peer: one PUT (short vectors) or one PUT per piece. */
 static void put_pieces(builder *b, int peer, int first) {
-    int count = b->packed ? 1 : b->ncur - first;
-    uint64_t bytes = b->packed ? (uint64_t)(b->ncur - first) * b->a->bytes : b->a->bytes;
-    for (int i = first; i < first + count; i++)
-        sched_put(b->s, peer, ref_of(b, b->send_slot[i]), bytes);
-    for (int i = first; i < b->ncur; i++)
+    uint64_t n = b->a->bytes;
+    if (b->packed)
+        sched_put(b->s, peer, ref_of(b, b->send_slot[first]), (uint64_t)(b->ncur - first) * n);
+    for (int i = first; i < b->ncur; i++) {
+        if (!b->packed)
+            sched_put(b->s, peer, ref_of(b, b->send_slot[i]), n);
         use(b, b->send_slot[i]);
+    }
 }
 
 /* After the PUTs of a round: gathered copies hold no live piece any more (they are not
