@@ -69,6 +69,7 @@ static inline void bench_usage(FILE *f) {
           "                    implies): programs pass new data each call, and reused\n"
           "                    unchanged buffers flatter some libraries; with --check, the\n"
           "                    last timed call's result is verified too\n"
+          "  --version         print the version and exit (as the first argument)\n"
           "Timing: per size, warm-up calls, then (adaptive) rank 0 times a few calls and\n"
           "broadcasts the iteration count; a barrier; then each rank times `iters` back-to-back\n"
           "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"
