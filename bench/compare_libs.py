@@ -95,6 +95,7 @@ class Library:
 
     barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
     fresh_data = False      # new input before every call (set by bench/compare per launch)
+    check = False           # verify results against the exact expected values (--check)
 
     def bench_args(self, coll, seg, iters):
         lo, hi, factor = seg
@@ -104,7 +105,8 @@ class Library:
 
     def timing_args(self):
         return ["--barrier-each", "1" if self.barrier_each else "0"] + \
-            (["--fresh-data", "1"] if self.fresh_data else [])
+            (["--fresh-data", "1"] if self.fresh_data else []) + \
+            (["--check", "1"] if self.check else [])
 
 
 class Collie(Library):
@@ -124,7 +126,7 @@ class Collie(Library):
 
     def timing_args(self):
         return (["--barrier-each"] if self.barrier_each else []) + \
-            (["--fresh-data"] if self.fresh_data else [])
+            (["--fresh-data"] if self.fresh_data else []) + (["--check"] if self.check else [])
 
     def configs(self, coll, with_forced):
         # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc
