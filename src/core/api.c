@@ -36,6 +36,9 @@ static int rewrap(int st, const char *fn) {
 static int check_buffers(const call *c, int rank) {
     if (c->count == 0)
         return COLLIE_OK;
+    if (c->coll == COLL_BCAST && c->recvbuf == COLLIE_IN_PLACE)
+        return collie_fail(COLLIE_ERR_ARG, "%s: buf cannot be COLLIE_IN_PLACE (a broadcast "
+                           "is always in place)", c->fn);
     if (c->coll == COLL_BCAST)
         return c->recvbuf ? COLLIE_OK : collie_fail(COLLIE_ERR_ARG, "%s: buf is NULL", c->fn);
     bool at_root = c->coll == COLL_ALLREDUCE || rank == c->root;
@@ -53,8 +56,9 @@ static int check_buffers(const call *c, int rank) {
 }
 
 static int check_call(collie_team_t *team, const call *c) {
-    if (!team)
-        return collie_fail(COLLIE_ERR_ARG, "%s: team is NULL (call collie_init first)", c->fn);
+    int bad = collie_team_check(team, c->fn);
+    if (bad)
+        return bad;
     if (team->failed)
         return collie_fail(team->failed, "%s: the team failed earlier: %s", c->fn, team->fail_msg);
     if (c->coll == COLL_BARRIER)

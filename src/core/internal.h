@@ -95,6 +95,8 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
 int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);
 int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
+/* COLLIE_ERR_ARG (message names fn) unless team is a live team (not NULL, not finalized). */
+int collie_team_check(const collie_team_t *team, const char *fn);
 
 /* Where collie_init gets its world when collie-run did not start the program (init.c):
  * libcollie_mpi installs one that builds the transport from MPI_COMM_WORLD.  create may
