@@ -22,6 +22,7 @@ struct collie_team {
     uint64_t spin_ns;               /* poll this long before sleeping */
     int max_yields;                 /* then give the core away this often before sleeping */
     uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
+    uint32_t idle_polls;            /* ... in a row that moved nothing (then they yield) */
     /* Set by the executor when the head request waits: a word that changes when it may go
      * on (a slot's seq, a channel's consumed counter), and the value it waits for. */
     const _Atomic uint64_t *wait_word;

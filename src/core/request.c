@@ -272,10 +272,33 @@ static void watch_word(const collie_team_t *team) {
 /* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
 #define POLLS_PER_CLOCK 32
 
+/* Unproductive polls (collie_test(req, 0) that moved nothing) after which every further
+ * one gives the core away: soon when ranks outnumber cores (the peers being waited for
+ * need this core), later otherwise (a peer may be descheduled by other load). */
+#define IDLE_POLLS_OVERSUBSCRIBED 2
+#define IDLE_POLLS 256
+
+/* One pure poll: progress; after a few that moved nothing, sched_yield. */
+static int poll_once(collie_team_t *team, collie_request_t *req) {
+    collie_request_t *head = team->head;
+    uint64_t moves = head ? head->moves : 0;
+    int st = progress_queue(team, req);
+    if (st != COLLIE_TIMEOUT || team->head != head || (head && head->moves != moves)) {
+        team->idle_polls = 0;
+        return st;
+    }
+    uint32_t limit = team->tp->oversubscribed ? IDLE_POLLS_OVERSUBSCRIBED : IDLE_POLLS;
+    if (++team->idle_polls >= limit) {
+        collie_wake_flush(team->tp);
+        sched_yield();
+    }
+    return st;
+}
+
 /* Waits for req as collie_test does; returns with wakes still to flush. */
 static int test_unflushed(collie_request_t *req, int timeout_ms) {
     collie_team_t *team = req->team;
-    int st = progress_queue(team, req);
+    int st = timeout_ms == 0 ? poll_once(team, req) : progress_queue(team, req);
     if (st != COLLIE_TIMEOUT)
         return st;
     /* A pure poll checks for stalls and dead peers only every 64th time (clock reads). */
