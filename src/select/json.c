@@ -31,6 +31,10 @@ static void fail(parser *p, const char *fmt, ...) {
     if (n >= 0 && (size_t)n < p->errsz)
         vsnprintf(p->err + n, p->errsz - (size_t)n, fmt, ap);
     va_end(ap);
+    /* The message quotes the file: no control characters or stray bytes reach a terminal. */
+    for (char *c = p->err; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
 }
 
 static void skip_ws(parser *p) {
