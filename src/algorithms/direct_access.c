@@ -198,7 +198,10 @@ static void map_peers(collie_request_t *req, direct_state *d) {
 
 static int peer_io_failed(const collie_request_t *req, int q, const char *what, int err) {
     if (err == ESRCH) {
-        collie_transport_blame(req->team->tp, q);
+        collie_transport *tp = req->team->tp;
+        if (tp->ops->check_peer(tp, q) != COLLIE_OK)   /* names why the peer left */
+            return COLLIE_ERR_PEER;
+        collie_transport_blame(tp, q);
         return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed: rank %d (pid "
                            "%d) died", req->args.rank, what, q, q, (int)req->team->tp->board[q].pid);
     }

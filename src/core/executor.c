@@ -293,7 +293,10 @@ static int direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void
     struct iovec remote = { (void *)(uintptr_t)m->addr, len };
     ssize_t got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
     if (got < 0 && errno == ESRCH) {
-        collie_transport_blame(req->team->tp, peer);
+        collie_transport *tp = req->team->tp;
+        if (tp->ops->check_peer(tp, peer) != COLLIE_OK)   /* names why the peer left */
+            return COLLIE_ERR_PEER;
+        collie_transport_blame(tp, peer);
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died before this rank read its "
                            "message", peer, (int)m->pid);
     }

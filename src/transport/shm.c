@@ -127,6 +127,9 @@ static bool process_dead(int pid) {
 /* peer left because rank `culprit` failed: name the culprit, not the survivor. */
 static int left_because(collie_transport *tp, int peer, int culprit) {
     collie_transport_blame(tp, culprit);
+    if (culprit == tp->rank)
+        return collie_fail(COLLIE_ERR_PEER, "rank %d left because this rank made no progress "
+                           "(stopped or silent past its watchdog COLLIE_TIMEOUT_MS)", peer);
     int pid = atomic_load(&ctrl_of(tp, culprit)->pid);
     if (culprit != tp->rank && process_dead(pid))
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died (rank %d saw it and left "
