@@ -9,7 +9,8 @@
  *            right results, and cost at most 50x the blocking calls + 5 s (a loose bound
  *            that polling which never yields, 4500x at P = 4 on 2 cores, fails).
  *   killed   rank P-1 SIGKILLs itself mid-loop (every rank ignores collie-run's SIGTERM):
- *            every survivor gets COLLIE_ERR_PEER naming rank P-1, never a live survivor.
+ *            every survivor gets COLLIE_ERR_PEER naming rank P-1, never a live survivor,
+ *            then exits with status 3 (collie-run must still blame rank P-1).
  *   stopped  rank P-1 SIGSTOPs itself (COLLIE_TIMEOUT_MS set): the others get
  *            COLLIE_ERR_PEER after about the watchdog, some naming rank P-1; rank 0 then
  *            SIGCONTs it.
@@ -163,7 +164,14 @@ int err_test_killed(err_ctx *e)
             raise(SIGKILL);
         o = sum_call(e, &sum);
     }
-    return survivors(e, "killed", &o, true);
+    if (survivors(e, "killed", &o, true))
+        return 1;
+    /* Exit with an error, as a program that checks its calls would: collie-run must still
+     * name the killed rank, not this survivor. */
+    if (e->rank == 0)
+        printf("mp_errors killed P=%d: passed\n", e->size);
+    fflush(stdout);
+    _exit(3);
 }
 
 int err_test_stopped(err_ctx *e)
