@@ -152,17 +152,39 @@ static int survivors(err_ctx *e, const char *mode, const outcome *o, bool all_na
     return e->failures ? 1 : 0;
 }
 
+/* One call of the killed trial: MP_ERRORS_COLL (allreduce, bcast, reduce, barrier) of
+ * MP_ERRORS_BYTES bytes (default: an 8-byte allreduce). */
+static outcome trial_call(err_ctx *e, const char *coll, size_t bytes, char *a, char *b)
+{
+    outcome o = { 0 };
+    size_t n = bytes / 8 ? bytes / 8 : 1;
+    double t0 = err_now_ms();
+    if (strcmp(coll, "bcast") == 0)
+        o.status = collie_bcast(e->team, a, n, COLLIE_INT64, 0);
+    else if (strcmp(coll, "reduce") == 0)
+        o.status = collie_reduce(e->team, a, b, n, COLLIE_INT64, COLLIE_SUM, 0);
+    else if (strcmp(coll, "barrier") == 0)
+        o.status = collie_barrier(e->team);
+    else
+        o.status = collie_allreduce(e->team, a, b, n, COLLIE_INT64, COLLIE_SUM);
+    o.ms = err_now_ms() - t0;
+    snprintf(o.msg, sizeof o.msg, "%s", o.status ? collie_last_error() : "");
+    return o;
+}
+
 int err_test_killed(err_ctx *e)
 {
-    int64_t sum;
+    const char *coll = getenv("MP_ERRORS_COLL"), *b = getenv("MP_ERRORS_BYTES");
+    size_t bytes = b ? (size_t)atol(b) : 8;
+    char *x = calloc(bytes + 8, 1), *y = calloc(bytes + 8, 1);
     signal(SIGTERM, SIG_IGN);       /* report before collie-run's SIGKILL, 2 s later */
-    if (e->size < 2 || e->size > 256 || collie_barrier(e->team) != COLLIE_OK)
+    if (!x || !y || e->size < 2 || e->size > 256 || collie_barrier(e->team) != COLLIE_OK)
         return 1;
     outcome o = { 0 };
-    for (int i = 0; i < 1000 && o.status == COLLIE_OK; i++) {
+    for (int i = 0; i < 100000 && o.status == COLLIE_OK; i++) {
         if (i == 20 && e->rank == e->size - 1)
             raise(SIGKILL);
-        o = sum_call(e, &sum);
+        o = trial_call(e, coll ? coll : "allreduce", bytes, x, y);
     }
     if (survivors(e, "killed", &o, true))
         return 1;

@@ -6,8 +6,9 @@
 #   run_errors.sh --run PATH/collie-run --prog PATH/mp_errors [-n P] [MODE ...]
 #   modes: args mismatch dead silent misuse compute compute_watchdog poll killed stopped
 #          (default: all).  killed runs the ring allreduce (survivors wait for survivors);
-#          COLLIE_LONG_TESTS=1: killed once per allreduce algorithm of the fault trials,
-#          compute for 65 s.
+#          COLLIE_LONG_TESTS=1: killed once per allreduce algorithm of the fault trials and
+#          per other collective, at 8 B and 8 MiB (MP_ERRORS_COLL, MP_ERRORS_BYTES pick the
+#          call of mode killed); compute for 65 s.
 set -u
 
 run="" prog="" p=4
@@ -72,11 +73,16 @@ one() {   # one MODE [VAR=VALUE ...]: runs the mode with extra environment
 
 for mode in "$@"; do
     if [ "$mode" = killed ] && [ "${COLLIE_LONG_TESTS:-0}" = 1 ]; then
-        for algo in ring recursive_doubling direct_segments ring_pipelined flat; do
-            one killed COLLIE_ALLREDUCE_ALGO=$algo
+        for bytes in 8 8388608; do
+            for algo in ring recursive_doubling direct_segments ring_pipelined flat; do
+                one killed COLLIE_ALLREDUCE_ALGO=$algo MP_ERRORS_BYTES=$bytes
+            done
+            for coll in bcast reduce barrier; do
+                one killed MP_ERRORS_COLL=$coll MP_ERRORS_BYTES=$bytes
+            done
         done
     elif [ "$mode" = killed ]; then
-        one killed COLLIE_ALLREDUCE_ALGO=ring   # a ring: survivors wait for survivors
+        one killed COLLIE_ALLREDUCE_ALGO=${COLLIE_ALLREDUCE_ALGO:-ring}   # default a ring: survivors wait for survivors
     else
         one "$mode"
     fi
