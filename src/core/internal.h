@@ -23,6 +23,7 @@ struct collie_team {
     int max_yields;                 /* then give the core away this often before sleeping */
     uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
     uint32_t idle_polls;            /* ... in a row that moved nothing (then they yield) */
+    uint64_t poll_end_ns;           /* when the last yielding poll returned */
     /* Set by the executor when the head request waits: a word that changes when it may go
      * on (a slot's seq, a channel's consumed counter), and the value it waits for. */
     const _Atomic uint64_t *wait_word;

@@ -274,11 +274,18 @@ static void watch_word(const collie_team_t *team) {
 
 /* Unproductive polls (collie_test(req, 0) that moved nothing) after which every further
  * one gives the core away: soon when ranks outnumber cores (the peers being waited for
- * need this core), later otherwise (a peer may be descheduled by other load). */
+ * need this core), later otherwise (a peer may be descheduled by other load).  After
+ * POLL_NAP_AFTER more, a poll that follows the previous one at once (a tight polling loop,
+ * not computation between polls) naps on the transport until a peer writes to this rank,
+ * at most POLL_NAP_NS: on a loaded machine a rank that only yields still competes for the
+ * cores its peers need. */
 #define IDLE_POLLS_OVERSUBSCRIBED 2
-#define IDLE_POLLS 256
+#define IDLE_POLLS 32
+#define POLL_NAP_AFTER 64
+#define POLL_NAP_NS 100000ull
+#define POLL_TIGHT_NS 20000ull
 
-/* One pure poll: progress; after a few that moved nothing, sched_yield. */
+/* One pure poll: progress; after a few that moved nothing, sched_yield, then short naps. */
 static int poll_once(collie_team_t *team, collie_request_t *req) {
     collie_request_t *head = team->head;
     uint64_t moves = head ? head->moves : 0;
@@ -288,10 +295,16 @@ static int poll_once(collie_team_t *team, collie_request_t *req) {
         return st;
     }
     uint32_t limit = team->tp->oversubscribed ? IDLE_POLLS_OVERSUBSCRIBED : IDLE_POLLS;
-    if (++team->idle_polls >= limit) {
-        collie_wake_flush(team->tp);
+    if (++team->idle_polls < limit)
+        return st;
+    collie_wake_flush(team->tp);
+    uint64_t now = collie_now_ns();
+    bool tight = now - team->poll_end_ns < POLL_TIGHT_NS;
+    if (team->idle_polls < limit + POLL_NAP_AFTER || !tight)
         sched_yield();
-    }
+    else
+        st = sleep_once(team, req, now + POLL_NAP_NS);
+    team->poll_end_ns = collie_now_ns();
     return st;
 }
 
