@@ -113,13 +113,22 @@ static void warn_unknown(const char *name, size_t len) {
             near ? "?)" : "");
 }
 
-static int check_log(const char *v) {
-    static const char *levels[] = { "error", "warn", "info", "debug" };
-    for (int i = 0; i < 4; i++)
-        if (strcasecmp(v, levels[i]) == 0)
+/* A variable that takes one of a few words (NULL-terminated list). */
+static int check_word(const char *name, const char *v, const char *const *words, const char *valid) {
+    for (int i = 0; words[i]; i++)
+        if (strcasecmp(v, words[i]) == 0)
             return COLLIE_OK;
-    return collie_fail(COLLIE_ERR_ARG, "COLLIE_LOG=\"%.64s\" is not a log level (valid: error, "
-                       "warn, info, debug)", v);
+    return collie_fail(COLLIE_ERR_ARG, "%s=\"%.64s\" is not valid (valid: %s)", name, v, valid);
+}
+
+static int check_string(const env_var *v, const char *text) {
+    static const char *const levels[] = { "error", "warn", "info", "debug", NULL };
+    static const char *const isas[] = { "scalar", "avx2", "avx512", NULL };
+    if (strcmp(v->name, "COLLIE_LOG") == 0)
+        return check_word(v->name, text, levels, "error, warn, info, debug");
+    if (strcmp(v->name, "COLLIE_REDUCE_ISA") == 0)
+        return check_word(v->name, text, isas, "scalar, avx2, avx512");
+    return COLLIE_OK;
 }
 
 int collie_env_check(void) {
@@ -138,8 +147,8 @@ int collie_env_check(void) {
         int st = COLLIE_OK;
         if (v->numeric && *text)
             st = collie_env_parse(v->name, text, v->min, v->max, &x);
-        else if (strcmp(v->name, "COLLIE_LOG") == 0 && *text)
-            st = check_log(text);
+        else if (*text)
+            st = check_string(v, text);
         if (st)
             return st;
     }
