@@ -131,7 +131,7 @@ static int start_now(collie_request_t *req) {
     int st = collie_start(req);
     if (st)
         return st;
-    st = collie_test(req, 0);
+    st = collie_request_test(req, 0);
     return st < 0 ? st : COLLIE_OK;
 }
 
@@ -185,7 +185,7 @@ static int blocking(collie_team_t *team, call *c) {
         team->cache[slot] = req;
     }
     st = collie_start(req);
-    return st ? st : collie_wait(req);
+    return st ? st : collie_request_test(req, COLLIE_BLOCK);
 }
 
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,

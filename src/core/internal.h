@@ -83,6 +83,8 @@ void collie_exec_restart(collie_request_t *req);
 int collie_exec_progress(collie_request_t *req);
 
 /* Requests (request.c). */
+/* collie_test without the handle checks, for requests the library holds (plan cache). */
+int collie_request_test(collie_request_t *req, int timeout_ms);
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
                          bool persistent, collie_request_t **out);

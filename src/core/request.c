@@ -353,6 +353,12 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
     }
 }
 
+int collie_request_test(collie_request_t *req, int timeout_ms) {
+    int st = test_unflushed(req, timeout_ms);
+    collie_wake_flush(req->team->tp);
+    return st;
+}
+
 int collie_test(collie_request_t *req, int timeout_ms) {
     int st = check_request(req, "collie_test");
     if (st)
@@ -360,14 +366,12 @@ int collie_test(collie_request_t *req, int timeout_ms) {
     if (timeout_ms < COLLIE_BLOCK)
         return collie_fail(COLLIE_ERR_ARG, "collie_test: timeout %d ms is negative (use 0 to "
                            "poll, a positive number of ms, or COLLIE_BLOCK)", timeout_ms);
-    st = test_unflushed(req, timeout_ms);
-    collie_wake_flush(req->team->tp);
-    return st;
+    return collie_request_test(req, timeout_ms);
 }
 
 int collie_wait(collie_request_t *req) {
     int st = check_request(req, "collie_wait");
-    return st ? st : collie_test(req, COLLIE_BLOCK);
+    return st ? st : collie_request_test(req, COLLIE_BLOCK);
 }
 
 void collie_request_free(collie_request_t *req) {
@@ -382,7 +386,7 @@ void collie_request_free(collie_request_t *req) {
     if (req->active && team_live) {
         collie_log(COLLIE_LOG_WARN, "collie_request_free: %s request still active; waiting for it",
                    collie_coll_name(req->args.coll));
-        collie_test(req, COLLIE_BLOCK);
+        collie_request_test(req, COLLIE_BLOCK);
     }
     collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
     if (req->algo && req->algo->driver && team_live)
