@@ -1,5 +1,5 @@
-"""Python helpers the C extension calls: datatypes, new arrays, objects the buffer protocol
-refuses (bfloat16 arrays of ml_dtypes, DLPack tensors), user-defined operations."""
+"""Python helpers the C extension calls: datatypes, new arrays, bfloat16 arrays (which the
+buffer protocol refuses), user-defined operations."""
 import numpy as np
 
 from ._errors import CollieError
@@ -33,30 +33,11 @@ def _empty(shape, code, fortran):
     return np.empty(shape, dtype=numpy_dtype(code), order="F" if fortran else "C")
 
 
-def _torch_view(obj):
-    """A CPU torch.Tensor: (numpy view, code) through DLPack; bfloat16 as int16 bits."""
-    import torch
-    if obj.device.type != "cpu":
-        raise CollieError("collie works on CPU memory; this tensor is on %s" % obj.device, -1)
-    if obj.dtype == torch.bfloat16:
-        return np.from_dlpack(obj.view(torch.int16)).view(np.uint16), _BFLOAT16
-    return np.from_dlpack(obj), 0
-
-
 def _adapt(obj):
-    """What the buffer protocol refused: (object with a buffer, datatype code or 0)."""
-    if isinstance(obj, np.ndarray):
-        if obj.dtype.name == "bfloat16":
-            return obj.view(np.uint16), _BFLOAT16
-        if obj.dtype.byteorder == ">":
-            raise CollieError("x has big-endian dtype %s; collie reduces native byte order"
-                              % obj.dtype, -1)
-        return None
-    if type(obj).__module__.startswith("torch"):
-        return _torch_view(obj)
-    if hasattr(obj, "__dlpack__"):
-        arr = np.from_dlpack(obj)
-        return arr, _CODES.get(arr.dtype.name, 0)
+    """What the buffer protocol refused: (object with a buffer, datatype code), or None.
+    numpy cannot export its bfloat16 (ml_dtypes) arrays as buffers: their bits as uint16."""
+    if isinstance(obj, np.ndarray) and obj.dtype.name == "bfloat16":
+        return obj.view(np.uint16), _BFLOAT16
     return None
 
 

@@ -1,6 +1,6 @@
-"""Which collie library collie.init() loads: the packaged libcollie.so, or — under an MPI
-launcher (mpirun/mpiexec), or when mpi4py.MPI is already imported — libcollie_mpi.so of the
-MPI in use (its world is MPI_COMM_WORLD).  collie-run's ranks (COLLIE_JOB) always use
+"""Which collie library collie.init() loads: the packaged libcollie.so, or — when mpi4py.MPI
+is imported, or under an MPI launcher (mpirun/mpiexec) — libcollie_mpi.so of that MPI
+(its world is MPI_COMM_WORLD).  collie-run's ranks (COLLIE_JOB) always use
 libcollie.so.  COLLIE_PY_LIBRARY forces a path."""
 import os
 import sys
@@ -13,12 +13,8 @@ _PMI_VARS = ("PMI_SIZE", "PMI_RANK", "HYDRA_CONTROL_FD")
 
 
 def _flavour_of_mpi4py():
-    """The flavour of the MPI mpi4py is built for (importing mpi4py.MPI initialises MPI),
-    or None when mpi4py is not installed."""
-    try:
-        from mpi4py import MPI
-    except ImportError:
-        return None
+    """The flavour of the MPI the imported mpi4py.MPI runs on."""
+    MPI = sys.modules["mpi4py.MPI"]
     text = MPI.Get_library_version()
     if "Open MPI" in text:
         return "openmpi"
@@ -37,13 +33,14 @@ def _flavour_of_launcher():
 
 
 def mpi_flavour():
-    """"openmpi", "mpich" or None (not an MPI run)."""
+    """"openmpi", "mpich" or None (not an MPI run).  The MPI already in the process (an
+    imported mpi4py.MPI) decides; else the launcher's environment (libcollie_mpi then
+    initialises MPI itself)."""
     if "COLLIE_JOB" in os.environ:
         return None
-    launched = _flavour_of_launcher()
-    if not launched and "mpi4py.MPI" not in sys.modules:
-        return None
-    return _flavour_of_mpi4py() or launched
+    if "mpi4py.MPI" in sys.modules:
+        return _flavour_of_mpi4py()
+    return _flavour_of_launcher()
 
 
 def choose():

@@ -72,7 +72,7 @@ static int parse_root(pyc_call *c, PyObject *root) {
 static int prepare_bcast(pyc_call *c, PyObject *x) {
     if (pyc_buf_get(x, 1, c->fn, "x", &c->out))
         return -1;
-    c->recv = c->out.view.buf;
+    c->recv = c->out.ptr;
     c->count = c->out.count;
     c->dtype = c->out.dtype;
     c->result = Py_NewRef(x);
@@ -84,7 +84,7 @@ static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *ou
                              PyObject *op) {
     if (pyc_buf_get(x, 0, c->fn, "x", &c->x))
         return -1;
-    c->send = c->x.view.buf;
+    c->send = c->x.ptr;
     c->count = c->x.count;
     c->dtype = c->x.dtype;
     c->op = capi.builtin[0]; /* "sum" */
@@ -102,7 +102,7 @@ static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *ou
     }
     if (pyc_buf_get(c->result, 1, c->fn, "out", &c->out) || pyc_buf_match(&c->x, &c->out, c->fn))
         return -1;
-    c->recv = c->out.view.buf;
+    c->recv = c->out.ptr;
     if (c->send == c->recv)
         c->send = COLLIE_IN_PLACE;
     return 0;
