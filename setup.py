@@ -52,11 +52,16 @@ class BuildCollie(build_ext):
             shutil.copy2(os.path.realpath(lib), os.path.join(libdir, flavour, "libcollie_mpi.so"))
 
 
+def numpy_include():
+    import numpy   # the extension reads numpy arrays through numpy's C API
+    return numpy.get_include()
+
+
 werror = ["-Werror"] if os.environ.get("COLLIE_WERROR") == "1" else []
 extension = Extension(
     "collie._collie",
     sources=sorted(glob.glob("python/src/*.c")),
-    include_dirs=["include"],
+    include_dirs=["include", numpy_include()],
     libraries=["dl"],
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"] + werror,

@@ -58,15 +58,15 @@ def run_c(args, size):
     for line in out.splitlines():
         f = line.split()
         if f and f[0] == str(size):
-            return float(f[col_of(out, "max")])
+            return float(f[col_of(out, "max_us")])
     raise RuntimeError("no row for %d bytes in collie-bench output:\n%s" % (size, out))
 
 
 def col_of(out, name):
-    """Index of a column (e.g. "max", microseconds of the slowest rank) in the header."""
+    """Index of a column (e.g. "max_us", the slowest rank) in collie-bench's header."""
     for line in out.splitlines():
-        f = line.replace("(us)", "").split()
-        if f and f[0] in ("bytes", "#bytes") and name in f:
+        f = line.lstrip("#").split()
+        if f and f[0] == "bytes" and name in f:
             return f.index(name)
     raise RuntimeError("no '%s' column in collie-bench output:\n%s" % (name, out))
 

@@ -74,5 +74,5 @@ def _user_op(op):
 
 def install(ext):
     ext._set_helpers({"CollieError": CollieError, "adapt": _adapt, "empty": _empty,
-                      "empty_like": np.empty_like, "ndarray": np.ndarray, "apply": _apply,
+                      "apply": _apply,
                       "user_op": _user_op})

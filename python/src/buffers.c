@@ -3,6 +3,8 @@
  */
 #include "buffers.h"
 
+#include "ndarray.h"
+
 #include <string.h>
 
 /* Native-order format character + item size -> collie datatype; 0 if not supported. */
@@ -156,6 +158,8 @@ static int from_buffer(PyObject *obj, int writable, const char *fn, const char *
 
 int pyc_buf_get(PyObject *obj, int writable, const char *fn, const char *what, pyc_buf *b) {
     memset(b, 0, sizeof *b);
+    if (pyc_ndarray_get(obj, writable, b))
+        return 0;
     int st = from_buffer(obj, writable, fn, what, b);
     if (st > 0)
         st = fallback(obj, writable, fn, what, b);
@@ -189,8 +193,9 @@ void pyc_buf_release(pyc_buf *b) {
 }
 
 PyObject *pyc_buf_new_like(PyObject *obj, const pyc_buf *b) {
-    if (!b->holder && Py_IS_TYPE(obj, (PyTypeObject *)helpers.ndarray))
-        return PyObject_CallOneArg(helpers.empty_like, obj);
+    PyObject *like = pyc_ndarray_new_like(obj);
+    if (like || PyErr_Occurred())
+        return like;
     int nd = b->dl.managed ? b->dl.ndim : b->view.ndim;
     PyObject *shape = PyTuple_New(nd);
     if (!shape)

@@ -61,8 +61,6 @@ typedef struct {
     PyObject *error;      /* CollieError class */
     PyObject *adapt;      /* adapt(obj) -> (buffer object, dtype code) or None */
     PyObject *empty;      /* empty(shape tuple, dtype code) -> new numpy array */
-    PyObject *empty_like; /* numpy.empty_like */
-    PyObject *ndarray;    /* numpy.ndarray */
     PyObject *apply;      /* apply(fn, in memoryview, inout memoryview, dtype code) */
     PyObject *user_op;    /* user_op(obj) -> (callable, flags) */
 } pyc_helpers;

@@ -4,6 +4,7 @@
  * calls (_set_helpers).  The public API is collie/__init__.py.
  */
 #include "call.h"
+#include "ndarray.h"
 
 static PyObject *world;   /* the world Team while initialised */
 
@@ -70,11 +71,9 @@ static int set_helper(PyObject *dict, const char *name, PyObject **slot) {
 static PyObject *m_set_helpers(PyObject *self, PyObject *dict) {
     if (!PyDict_Check(dict))
         return PyErr_Format(PyExc_TypeError, "_set_helpers takes a dict");
-    if (set_helper(dict, "CollieError", &helpers.error) || set_helper(dict, "adapt", &helpers.adapt) ||
-        set_helper(dict, "empty", &helpers.empty) ||
-        set_helper(dict, "empty_like", &helpers.empty_like) ||
-        set_helper(dict, "ndarray", &helpers.ndarray) || set_helper(dict, "apply", &helpers.apply) ||
-        set_helper(dict, "user_op", &helpers.user_op))
+    if (set_helper(dict, "CollieError", &helpers.error) ||
+        set_helper(dict, "adapt", &helpers.adapt) || set_helper(dict, "empty", &helpers.empty) ||
+        set_helper(dict, "apply", &helpers.apply) || set_helper(dict, "user_op", &helpers.user_op))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -96,7 +95,8 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__collie(void) {
-    if (PyType_Ready(&pyc_team_type) < 0 || PyType_Ready(&pyc_request_type) < 0)
+    if (pyc_ndarray_import() || PyType_Ready(&pyc_team_type) < 0 ||
+        PyType_Ready(&pyc_request_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m)

@@ -23,7 +23,10 @@ if ! "$venv/bin/python" -c 'import numpy, pytest' 2>/dev/null; then
   "${pip[@]}" install numpy pytest
 fi
 if ! "$venv/bin/python" -c 'import ml_dtypes' 2>/dev/null; then
-  "${pip[@]}" install ml_dtypes || echo "venv: no ml_dtypes (PyPI unreachable?): bfloat16 tests skip"
+  # A version that works with the numpy we have (keeps Debian's numpy: no numpy download).
+  numpy_version=$("$venv/bin/python" -c 'import numpy; print(numpy.__version__)')
+  "${pip[@]}" install ml_dtypes "numpy==$numpy_version" ||
+    echo "venv: no ml_dtypes (PyPI unreachable?): the bfloat16 test skips"
 fi
 isolation=()
 if "$venv/bin/python" -c 'import setuptools, wheel' 2>/dev/null; then
