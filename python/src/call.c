@@ -111,7 +111,7 @@ static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *ou
 int pyc_call_prepare(pyc_team *t, pyc_call *c, PyObject *x, PyObject *out, PyObject *op,
                      PyObject *root) {
     int st = 0;
-    if (!pyc_team_live(t, c->fn) || parse_root(c, root))
+    if (pyc_reentered(c->fn) || !pyc_team_live(t, c->fn) || parse_root(c, root))
         st = -1;
     else if (c->coll == PYC_BCAST)
         st = prepare_bcast(c, x);
@@ -133,6 +133,7 @@ void pyc_call_release(pyc_call *c) {
 static int run(pyc_team *t, pyc_call *c) {
     int st;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     switch (c->coll) {
     case PYC_ALLREDUCE:
         st = capi.allreduce(t->team, c->send, c->recv, c->count, c->dtype, c->op);
@@ -147,6 +148,7 @@ static int run(pyc_team *t, pyc_call *c) {
         st = capi.barrier(t->team);
         break;
     }
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     return st;
 }

@@ -89,6 +89,38 @@ int capi_load(const char *path) {
 
 const char *capi_path(void) { return capi_loaded ? loaded_path : NULL; }
 
+static PyThread_type_lock lock;
+static _Thread_local int inside;
+
+int pyc_lock_init(void) {
+    lock = PyThread_allocate_lock();
+    if (!lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+void pyc_lock(void) {
+    PyThread_acquire_lock(lock, WAIT_LOCK);
+    inside = 1;
+}
+
+void pyc_unlock(void) {
+    inside = 0;
+    PyThread_release_lock(lock);
+}
+
+int pyc_inside(void) { return inside; }
+
+int pyc_reentered(const char *fn) {
+    if (!inside)
+        return 0;
+    pyc_raise(COLLIE_ERR_ARG, "%s: called from inside a user-defined operation of a running "
+              "collective (not allowed)", fn);
+    return 1;
+}
+
 static PyObject *raise_msg(int status, const char *msg) {
     if (!helpers.error) {
         PyErr_SetString(PyExc_RuntimeError, msg);

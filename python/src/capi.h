@@ -51,6 +51,17 @@ extern int capi_loaded;
 int capi_load(const char *path);
 const char *capi_path(void);
 
+/* One thread at a time in the library (the C API makes no thread guarantees): lock and
+ * unlock around every call, with the GIL released (a waiting thread never holds the GIL,
+ * so a user operation run by the thread inside can always take it).  pyc_lock_init at
+ * module init (-1 on failure).  pyc_reentered: 1 with CollieError set when called from
+ * inside a user-defined operation of this thread's running collective. */
+int pyc_lock_init(void);
+void pyc_lock(void);
+void pyc_unlock(void);
+int pyc_reentered(const char *fn);
+int pyc_inside(void);   /* this thread is inside the library (no error set) */
+
 /* Raises collie.CollieError(message, status); returns NULL. */
 PyObject *pyc_raise(int status, const char *fmt, ...);
 /* Raises CollieError with the library's collie_last_error() for `status`. */

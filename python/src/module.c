@@ -18,9 +18,13 @@ static PyObject *m_load(PyObject *self, PyObject *arg) {
 static PyObject *m_init(PyObject *self, PyObject *unused) {
     if (!capi_loaded)
         return pyc_raise(COLLIE_ERR_ARG, "collie: no library loaded (call collie.init())");
+    if (pyc_reentered("collie.init"))
+        return NULL;
     int st;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     st = capi.init();
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     if (st)
         return pyc_raise_status(st);
@@ -31,12 +35,16 @@ static PyObject *m_init(PyObject *self, PyObject *unused) {
 static PyObject *m_finalize(PyObject *self, PyObject *unused) {
     if (!capi_loaded)
         return pyc_raise(COLLIE_ERR_ARG, "collie.finalize: collie.init() was not called");
+    if (pyc_reentered("collie.finalize"))
+        return NULL;
     if (pyc_active_requests > 0)
         return pyc_raise(COLLIE_ERR_ARG, "collie.finalize: %ld split-phase collectives are "
                          "still in progress (wait() for them first)", pyc_active_requests);
     int st;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     st = capi.finalize();
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     if (st)
         return pyc_raise_status(st);
@@ -95,7 +103,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__collie(void) {
-    if (pyc_ndarray_import() || PyType_Ready(&pyc_team_type) < 0 ||
+    if (pyc_ndarray_import() || pyc_lock_init() || PyType_Ready(&pyc_team_type) < 0 ||
         PyType_Ready(&pyc_request_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);

@@ -17,6 +17,7 @@ typedef struct {
 static int start(pyc_team *t, pyc_call *c, collie_request_t **req) {
     int st;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     switch (c->coll) {
     case PYC_ALLREDUCE:
         st = capi.iallreduce(t->team, c->send, c->recv, c->count, c->dtype, c->op, req);
@@ -31,6 +32,7 @@ static int start(pyc_team *t, pyc_call *c, collie_request_t **req) {
         st = capi.ibarrier(t->team, req);
         break;
     }
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     return st;
 }
@@ -63,7 +65,9 @@ static void complete(pyc_request *r, int st) {
     r->status = st;
     pyc_active_requests--;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     capi.request_free(req);
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     pyc_buf_release(&r->call.x);
     pyc_buf_release(&r->call.out);
@@ -83,8 +87,12 @@ static int progress(pyc_request *r, int timeout_ms, const char *fn) {
     }
     int st;
     collie_request_t *req = r->req;
+    if (pyc_reentered(fn))
+        return -1;
     Py_BEGIN_ALLOW_THREADS
+    pyc_lock();
     st = timeout_ms == COLLIE_BLOCK ? capi.wait(req) : capi.test(req, timeout_ms);
+    pyc_unlock();
     Py_END_ALLOW_THREADS
     if (st == COLLIE_TIMEOUT)
         return 0;
@@ -123,8 +131,10 @@ static PyObject *request_wait(pyc_request *r, PyObject *unused) {
 static PyObject *request_done(pyc_request *r, void *unused) { return PyBool_FromLong(!r->req); }
 
 static void request_dealloc(pyc_request *r) {
-    if (r->req && r->generation == pyc_generation)
-        complete(r, COLLIE_OK);   /* collie_request_free waits for an active request */
+    /* collie_request_free waits for an active request; not from inside a user operation
+     * (this thread holds the library: the request is leaked instead). */
+    if (r->req && r->generation == pyc_generation && !pyc_inside())
+        complete(r, COLLIE_OK);
     pyc_call_release(&r->call);
     PyObject_Free(r);
 }

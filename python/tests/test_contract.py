@@ -168,3 +168,33 @@ def test_split_not_available(world):
     with pytest.raises(collie.CollieError, match="issue 16") as e:
         world.split(world.rank % 2, world.rank)
     assert e.value.status == -5 and e.value.status_name == "COLLIE_ERR_UNSUPPORTED"
+
+
+def test_threads(world):
+    """A second thread polls a split-phase request while the main thread runs blocking
+    collectives: the library is entered by one thread at a time, results stay right."""
+    import threading
+    x = data(world.rank, "float64", shape=(5000,))
+    req = world.iallreduce(x)
+    polled = []
+
+    def poll():
+        while not req.test(timeout_ms=1):
+            polled.append(1)
+    th = threading.Thread(target=poll)
+    th.start()
+    y = world.allreduce(x, op="max")
+    world.barrier()
+    th.join()
+    assert (req.wait() == reference(world, "sum", "float64", shape=(5000,))).all()
+    assert (y == reference(world, "max", "float64", shape=(5000,))).all()
+
+
+def test_collective_inside_op_refused(world):
+    def reenter(a, b):
+        world.barrier()
+        return a + b
+    if world.size == 1:
+        return   # the operation is never called in a team of one
+    with pytest.raises(collie.CollieError, match="inside a user-defined operation"):
+        world.allreduce(np.ones(3), op=reenter)
