@@ -36,6 +36,7 @@ void collie_team_destroy(collie_team_t *team) {
     for (unsigned i = 0; i < sizeof team->cache / sizeof team->cache[0]; i++)
         collie_request_free(team->cache[i]);
     collie_mcast_team_free(team);
+    collie_stash_free(team);
     if (team->tp)
         team->tp->ops->destroy(team->tp);
     free(team);
