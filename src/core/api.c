@@ -152,8 +152,10 @@ static int blocking(collie_team_t *team, call *c) {
         team->cache[slot] = req;
     }
     st = collie_start(req);
-    return st ? st : collie_wait(req);
+    return st ? st : collie_blocking_wait(req);
 }
+
+int (*collie_blocking_wait)(collie_request_t *req) = collie_wait;
 
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                      collie_dtype_t dtype, collie_op_t op) {

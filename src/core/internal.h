@@ -111,6 +111,10 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
                               collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out);
 
+/* How the blocking calls wait for their request (api.c): collie_wait, or the waiting loop
+ * of a layer that must keep other work moving meanwhile (libcollie_mpi: MPI's requests). */
+extern int (*collie_blocking_wait)(collie_request_t *req);
+
 /* Teams (team.c). */
 int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);

@@ -112,25 +112,10 @@ static const char *where(const cm_call *c) {
     return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
 }
 
-static int plan_request(cm_call *c, bool persistent, collie_request_t **req);
-
-/* The blocking form while other collie requests are active: as a request, waited for with
- * the shared loop (mpi_progress.c), so those and MPI's requests keep moving. */
-static int run_shared(cm_call *c) {
-    collie_request_t *req = NULL;
-    int st = plan_request(c, false, &req);
-    if (!st)
-        st = cm_wait_collie(req);
-    collie_request_free(req);
-    return st;
-}
-
 /* Runs the blocking form on collie; the caller already prepared c. */
 static int run_blocking(cm_call *c) {
     int st = COLLIE_OK;
-    if (cm_requests_active())
-        st = run_shared(c);
-    else if (c->coll == COLL_ALLREDUCE)
+    if (c->coll == COLL_ALLREDUCE)
         st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
     else if (c->coll == COLL_REDUCE)
         st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);

@@ -80,6 +80,7 @@ bool cm_wait_until(bool (*done)(void *), void *arg);
 int cm_wait_mpi(MPI_Request *req, MPI_Status *status);             /* PMPI_Wait, shared */
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
+int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
 void cm_progress_finalize(void);      /* at MPI_Finalize */
 
 #endif

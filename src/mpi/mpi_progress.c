@@ -15,7 +15,8 @@
  * MPI_Recv, MPI_Sendrecv, MPI_Probe, MPI_Mprobe and MPI_Mrecv.  With no active collie
  * request they go straight to PMPI_ (one load and a branch); otherwise they become their
  * non-blocking PMPI_I* form and the loop.  The completion calls (mpi_requests.c) and the
- * blocking collectives collie serves (mpi_coll.c) use the same loop.
+ * blocking collectives collie serves (through collie_blocking_wait, set in cm_setup) use
+ * the same loop.
  *
  * Limit: a blocking collective or other blocking call passed to PMPI unchanged (e.g.
  * MPI_Alltoall, MPI_Sendrecv_replace) does not run collie's progress while it blocks.
@@ -90,6 +91,10 @@ static bool collie_done(void *arg) {
 int cm_wait_collie(collie_request_t *req) {
     collie_one c = { req, COLLIE_OK };
     return cm_wait_until(collie_done, &c) ? c.st : collie_wait(req);
+}
+
+int cm_blocking_wait(collie_request_t *req) {
+    return cm_requests_active() ? cm_wait_collie(req) : collie_wait(req);
 }
 
 /* ---- one MPI request or an array of them ---------------------------------------------- */
