@@ -93,6 +93,10 @@ static void overlap(int reps) {
     double t_pure = median(pure, reps);
     long iters = 1000000;
     double t = timed_compute(iters);
+    for (int k = 0; k < 4; k++) {   /* the fastest of five: preemption only makes it slower */
+        double u = timed_compute(iters);
+        t = u < t ? u : t;
+    }
     iters = (long)((double)iters * t_pure / (t > 0 ? t : 1e-9));
     MPI_Bcast(&iters, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     for (int k = 0; k < reps; k++) {

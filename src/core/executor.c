@@ -341,13 +341,11 @@ static int stash_chunk(collie_request_t *req, int peer, collie_slot_hdr *h) {
     return st;
 }
 
-/* The header of peer's next chunk for this request (want: its check word), or NULL if it
- * has not arrived; *stashed when it comes from the stash.  Chunks of other calls met on
- * the way are stashed when either call is persistent (started in any order). */
-static collie_slot_hdr *incoming_head(collie_request_t *req, int peer, uint32_t want,
+/* incoming_head when the team has a stash or chunks to discard, or the head chunk is not
+ * this request's. */
+__attribute__((noinline)) static collie_slot_hdr *incoming_slow(collie_request_t *req, int peer, uint32_t want,
                                       bool *stashed, int *st) {
     collie_transport *tp = req->team->tp;
-    *stashed = false;
     if (req->team->stash_count) {
         collie_slot_hdr *h = collie_stash_find(req->team, peer, req->call_seq);
         if (h) {
@@ -369,6 +367,26 @@ static collie_slot_hdr *incoming_head(collie_request_t *req, int peer, uint32_t 
         if ((*st = stash_chunk(req, peer, h)) != COLLIE_OK)
             return NULL;
     }
+}
+
+/* The header of peer's next chunk for this request (want: its check word), or NULL if it
+ * has not arrived; *stashed when it comes from the stash.  Chunks of other calls met on
+ * the way are stashed when either call is persistent (started in any order). */
+static inline collie_slot_hdr *incoming_head(collie_request_t *req, int peer, uint32_t want,
+                                             bool *stashed, int *st) {
+    collie_transport *tp = req->team->tp;
+    *stashed = false;
+    if (!req->team->stash_count && !tp->discard_total) {
+        uint64_t s = tp->received[peer] + 1;
+        collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
+            note_wait(req, &h->seq, s);
+            return NULL;
+        }
+        if (h->check == want)
+            return h;
+    }
+    return incoming_slow(req, peer, want, stashed, st);
 }
 
 /* Scratch for single-copy reads that feed a reduction: one chunk per source. */

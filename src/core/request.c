@@ -176,7 +176,7 @@ static void finish(collie_team_t *team, collie_request_t *prev, collie_request_t
  * it, progressing every persistent request and the non-persistent ones in start order (up
  * to the first that must wait).  A request takes only chunks of its own call from a
  * channel (executor.c), so requests started in different orders on different ranks meet. */
-static int progress_any_order(collie_team_t *team, collie_request_t *req) {
+__attribute__((noinline)) static int progress_any_order(collie_team_t *team, collie_request_t *req) {
     collie_request_t *prev = NULL, *r = team->head;
     bool in_order_waits = false;
     while (r) {
@@ -212,7 +212,11 @@ static int progress_queue(collie_team_t *team, collie_request_t *req) {
             return collie_team_fail(team, st);
         if (st != COLLIE_OK)
             return COLLIE_TIMEOUT;
-        finish(team, NULL, head);
+        head->active = false;   /* finish(), without the persistent requests' cases */
+        head->status = COLLIE_OK;
+        team->head = head->next;
+        if (!team->head)
+            team->tail = NULL;
     }
     return req->status;
 }
