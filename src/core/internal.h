@@ -26,6 +26,8 @@ struct collie_team {
     uint64_t spin_ns;               /* poll this long before sleeping */
     int max_yields;                 /* then give the core away this often before sleeping */
     uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
+    uint32_t idle_polls;            /* ... in a row that moved nothing (then they yield) */
+    uint64_t poll_end_ns;           /* when the last yielding poll returned */
     /* Set by the executor when the head request waits: a word that changes when it may go
      * on (a slot's seq, a channel's consumed counter), and the value it waits for. */
     const _Atomic uint64_t *wait_word;
@@ -97,7 +99,10 @@ collie_slot_hdr *collie_stash_find(collie_team_t *team, int peer, uint32_t call_
 void collie_stash_drop(collie_team_t *team, int peer, collie_slot_hdr *h);
 void collie_stash_free(collie_team_t *team);
 
-/* Requests (request.c).  persistent: false (started once), true (started any number of
+/* Requests (request.c). */
+/* collie_test without the handle checks, for requests the library holds (plan cache). */
+int collie_request_test(collie_request_t *req, int timeout_ms);
+/* persistent: false (started once), true (started any number of
  * times, each start matched by start order: the blocking calls' plan cache) or
  * COLLIE_REQ_BY_INIT (collie_*_init: matched by initialization order, see collie_start). */
 #define COLLIE_REQ_BY_INIT 2
@@ -119,6 +124,8 @@ extern int (*collie_blocking_wait)(collie_request_t *req);
 int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);
 int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
+/* COLLIE_ERR_ARG (message names fn) unless team is a live team (not NULL, not finalized). */
+int collie_team_check(const collie_team_t *team, const char *fn);
 
 /* Where collie_init gets its world when collie-run did not start the program (init.c):
  * libcollie_mpi installs one that builds the transport from MPI_COMM_WORLD.  create may

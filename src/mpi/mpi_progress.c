@@ -23,6 +23,7 @@
  */
 #include <sched.h>
 
+#include "core/internal.h"
 #include "mpi/mpi_layer.h"
 
 static MPI_Request poke_req = MPI_REQUEST_NULL;
@@ -81,7 +82,7 @@ typedef struct collie_one {
 
 static bool collie_done(void *arg) {
     collie_one *c = arg;
-    c->st = collie_test(c->req, 0);
+    c->st = collie_request_test(c->req, 0);
     if (c->st != COLLIE_TIMEOUT)
         return true;
     cm_poke_mpi();
@@ -90,11 +91,11 @@ static bool collie_done(void *arg) {
 
 int cm_wait_collie(collie_request_t *req) {
     collie_one c = { req, COLLIE_OK };
-    return cm_wait_until(collie_done, &c) ? c.st : collie_wait(req);
+    return cm_wait_until(collie_done, &c) ? c.st : collie_request_test(req, COLLIE_BLOCK);
 }
 
 int cm_blocking_wait(collie_request_t *req) {
-    return cm_requests_active() ? cm_wait_collie(req) : collie_wait(req);
+    return cm_requests_active() ? cm_wait_collie(req) : collie_request_test(req, COLLIE_BLOCK);
 }
 
 /* ---- one MPI request or an array of them ---------------------------------------------- */
