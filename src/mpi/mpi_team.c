@@ -46,6 +46,7 @@ void cm_setup(void) {
     done = true;
     collie_log_init();
     collie_select_init_from_env();
+    collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
     log_on = cm_log_mode();
 }
 
