@@ -39,6 +39,7 @@ typedef struct collie_coll_args {
     bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
     bool single_copy;       /* every rank can read and write every other rank's buffers
                                (shm with single-copy reads and the board; direct_segments) */
+    uint64_t cell_bytes;    /* the shm transport's copy cells (cells.c): bytes per cell, or 0 */
     const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;

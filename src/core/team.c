@@ -61,6 +61,10 @@ bool collie_team_single_copy(const collie_team_t *team) {
     return team && team->tp->board && team->tp->direct_ok;
 }
 
+uint64_t collie_team_cell_bytes(const collie_team_t *team) {
+    return team && team->tp->cells ? team->tp->cells->cell_bytes : 0;
+}
+
 int collie_rank(const collie_team_t *team) { return team ? team->rank : COLLIE_ERR_ARG; }
 int collie_size(const collie_team_t *team) { return team ? team->size : COLLIE_ERR_ARG; }
 
