@@ -72,11 +72,24 @@ void cells_free(cells_run *c) {
 
 void cells_reset(cells_run *c) { c->begun = false; }
 
+/* Bytes per step: an eighth of the call, so the pipeline fills after a short first step,
+ * but at least STEP_MIN (a step costs a few flag loads and stores) and at most a cell;
+ * a multiple of 64 bytes when the element size divides 64, else of the element size. */
+#define STEP_MIN (16u * 1024u)
+static uint64_t step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
+    uint64_t want = bytes / 8 < STEP_MIN ? STEP_MIN : bytes / 8;
+    uint64_t unit = 64 % elem == 0 ? 64 : elem;
+    if (want > cell)
+        want = cell;
+    uint64_t r = want / unit * unit;
+    return r ? r : cell / elem * elem;
+}
+
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
 static void begin(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
-    c->chunk = cl->cell_bytes / elem * elem;
+    c->chunk = step_bytes(req->args.bytes, elem, cl->cell_bytes);
     c->nsteps = c->chunk ? (req->args.bytes + c->chunk - 1) / c->chunk : 0;
     c->base = cl->step;
     cl->step += c->nsteps;
