@@ -414,9 +414,11 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->shared_memory = true;
     tp->oversubscribed = cfg->size > count_cpus();
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
-    /* Measured (docs/performance.md): by reference wins up to 4 MiB calls, loses above. */
-    tp->by_reference_max_call_bytes =
-        (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 4 << 20);
+    /* No cap by default (issue 14: collie_alloc memory is read in place at every size);
+     * COLLIE_SHM_BY_REFERENCE_MAX caps it (4 MiB measured better for forced
+     * ring_pipelined at P = 2, 8 MiB; auto takes direct_segments there). */
+    long long by_ref_max = collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 0);
+    tp->by_reference_max_call_bytes = by_ref_max > 0 ? (uint64_t)by_ref_max : UINT64_MAX;
     snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
     uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
     uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;
