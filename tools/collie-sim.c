@@ -63,7 +63,8 @@ static collie_coll_args make_args(const sim_opts *o, const collie_algorithm *alg
     a.commutative = true;
     a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
     a.shared_memory = true;
-    a.single_copy = true;          /* the simulated team is one shared-memory node */
+    a.single_copy = true;
+    a.cell_bytes = 128 * 1024;    /* the shm transport's default copy cells */          /* the simulated team is one shared-memory node */
     a.multicast = true;         /* predict mcast as if its multicast were set up */
     a.params = *params;
     return a;

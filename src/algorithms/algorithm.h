@@ -41,6 +41,7 @@ typedef struct collie_coll_args {
                                (shm with single-copy reads and the board; direct_segments) */
     bool any_order;         /* persistent, matched by initialization order: its starts may
                                come in any order relative to other calls (schedules only) */
+    uint64_t cell_bytes;    /* the shm transport's copy cells (cells.c): bytes per cell, or 0 */
     const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;

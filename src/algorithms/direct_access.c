@@ -11,9 +11,16 @@
  *   is done (its own output is complete and no one reads its input any more).
  *   bcast: a non-root waits only for the root's post, copies the root's buffer into its
  *   own and marks itself done; the root waits until every rank is done.
- * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores); any other
- *   is read with process_vm_readv into a chunk of scratch and written with
- *   process_vm_writev.  A failed transfer is COLLIE_ERR_PEER naming the rank.
+ * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores), at any size.
+ *   When a buffer the call reads or writes is not (it is malloc'd), the call goes through
+ *   the copy cells (cells.c) instead, unless rank 0's start-up measurement found the kernel
+ *   copy faster at this size (collie_cells.kernel_min, shm_cells.c): then such buffers are
+ *   read with process_vm_readv into a chunk of scratch and written with
+ *   process_vm_writev.  All ranks decide the same from the board (the posted buffers'
+ *   registrations) and the segment's header.  A failed transfer is COLLIE_ERR_PEER naming
+ *   the rank.  Through the cells, allreduce and reduce need no `done` (no rank reads
+ *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
+ *   it, so the root does not post its next call before every rank read this one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +28,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
@@ -70,7 +78,7 @@ direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_c
 
 /* ---- the driver ------------------------------------------------------------------------ */
 
-enum phase { POST = 0, WAIT_READY, WAIT_DONE };
+enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS };
 
 typedef struct peer_view {
     const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
@@ -84,6 +92,8 @@ typedef struct direct_state {
     const void **srcs;          /* [size] */
     char *scratch;              /* [size][chunk]: chunks read from unmapped inputs */
     char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
+    cells_run *cells;           /* the copy-cell engine (with copy cells) */
+    bool via_cells;             /* this call goes through them */
 } direct_state;
 
 static int driver_prepare(collie_request_t *req) {
@@ -99,8 +109,10 @@ static int driver_prepare(collie_request_t *req) {
         d->scratch = malloc((size_t)(P + 1) * d->chunk);
         d->out_scratch = d->scratch ? d->scratch + (size_t)P * d->chunk : NULL;
     }
+    if (d && req->team->tp->cells)
+        d->cells = cells_new(req);
     req->algo_state = d;
-    if (!d || !d->view || !d->srcs || !d->scratch)
+    if (!d || !d->view || !d->srcs || !d->scratch || (req->team->tp->cells && !d->cells))
         return collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for direct_segments (%d chunks "
                            "of %llu bytes)", req->args.rank, P, (unsigned long long)(d ? d->chunk : 0));
     return COLLIE_OK;
@@ -109,6 +121,9 @@ static int driver_prepare(collie_request_t *req) {
 static void driver_start(collie_request_t *req) {
     direct_state *d = req->algo_state;
     d->phase = POST;
+    d->via_cells = false;
+    if (d->cells)
+        cells_reset(d->cells);
 }
 
 static void post(collie_request_t *req) {
@@ -127,7 +142,7 @@ static void post(collie_request_t *req) {
 }
 
 /* A chunk of this call from q in the channel means q runs another collective here. */
-static int check_channel(collie_request_t *req, int q) {
+int direct_check_channel(collie_request_t *req, int q) {
     collie_transport *tp = req->team->tp;
     if (tp->discard && tp->discard[q])
         return COLLIE_OK;
@@ -165,7 +180,7 @@ static bool reached(collie_request_t *req, int q, bool ready) {
 static int all_reached(collie_request_t *req, bool ready) {
     for (int q = 0; q < req->args.size; q++)
         if (!reached(req, q, ready))
-            return check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+            return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
     return COLLIE_OK;
 }
 
@@ -286,12 +301,35 @@ static void mark_done(collie_request_t *req) {
     req->moves++;
 }
 
-/* allreduce, reduce: all posted -> this rank's segment -> done -> all done. */
+/* Is this call to go through the copy cells?  (See the top of the file.) */
+static bool use_cells(const collie_request_t *req) {
+    const collie_transport *tp = req->team->tp;
+    const collie_coll_args *a = &req->args;
+    if (!tp->cells || a->bytes >= tp->cells->kernel_min || a->elem_size > tp->cells->cell_bytes)
+        return false;
+    const collie_board_entry *b = tp->board;
+    if (a->coll == COLL_BCAST)
+        return b[a->root].send_ref.fd < 0;
+    if (a->coll == COLL_REDUCE && b[a->root].recv_ref.fd < 0)
+        return true;
+    for (int q = 0; q < a->size; q++)
+        if (b[q].send_ref.fd < 0 || (a->coll == COLL_ALLREDUCE && b[q].recv_ref.fd < 0))
+            return true;
+    return false;
+}
+
+/* allreduce, reduce: all posted -> this rank's segment -> done -> all done (or the cells). */
 static int progress_segments(collie_request_t *req, direct_state *d) {
     int st;
+    if (d->phase == CELLS)
+        return cells_progress(req, d->cells);
     if (d->phase == WAIT_READY) {
         if ((st = all_reached(req, true)) != COLLIE_OK || (st = check_calls(req)) != COLLIE_OK)
             return st;
+        if (use_cells(req)) {
+            d->phase = CELLS;
+            return cells_progress(req, d->cells);
+        }
         map_peers(req, d);
         if ((st = reduce_segment(req, d)) != COLLIE_OK)
             return st;
@@ -324,11 +362,30 @@ static int copy_from_root(collie_request_t *req) {
     return COLLIE_OK;
 }
 
+/* bcast through the cells: then done; the root waits until all are done. */
+static int progress_copy_cells(collie_request_t *req, direct_state *d) {
+    if (d->phase == CELLS) {
+        int st = cells_progress(req, d->cells);
+        if (st != COLLIE_OK)
+            return st;
+        mark_done(req);
+        d->phase = WAIT_DONE;
+    }
+    return req->args.rank == req->args.root ? all_reached(req, false) : COLLIE_OK;
+}
+
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all. */
 static int progress_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
+    if (d->via_cells)
+        return progress_copy_cells(req, d);
     if (req->args.rank == root) {
         if (d->phase == WAIT_READY) {
+            if (use_cells(req)) {
+                d->phase = CELLS;
+                d->via_cells = true;
+                return progress_copy_cells(req, d);
+            }
             mark_done(req);
             d->phase = WAIT_DONE;
         }
@@ -336,12 +393,17 @@ static int progress_copy(collie_request_t *req, direct_state *d) {
     }
     if (d->phase == WAIT_READY) {
         if (!reached(req, root, true))
-            return check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+            return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
         if (req->team->tp->board[root].check != req->check)
             return collie_fail(COLLIE_ERR_MISMATCH, "bcast #%u (%llu bytes, %s): the root, rank "
                                "%d, posted a different call (count, type, root or algorithm)",
                                req->call_seq, (unsigned long long)req->args.bytes,
                                req->algo->name, root);
+        if (use_cells(req)) {
+            d->phase = CELLS;
+            d->via_cells = true;
+            return progress_copy_cells(req, d);
+        }
         if ((st = copy_from_root(req)) != COLLIE_OK)
             return st;
         mark_done(req);
@@ -368,6 +430,7 @@ static void driver_release(collie_request_t *req) {
         free(d->view);
         free(d->srcs);
         free(d->scratch);
+        cells_free(d->cells);
         free(d);
     }
     req->algo_state = NULL;

@@ -24,6 +24,16 @@ bool direct_segments_accepts(const collie_coll_args *a, const char **why);
  * from all P in rank order into `into` (its RECV segment, or TMP); returns that segment. */
 direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_coll_args *a,
                                               bool into_tmp);
+/* The whole schedules of allreduce direct_segments (flat reduce-scatter + allgather) and
+ * reduce direct_segments (flat reduce-scatter + gather to the root); also the `cells`
+ * algorithms'. */
+void direct_schedule_allreduce(collie_schedule *s, const collie_coll_args *a);
+void direct_schedule_reduce(collie_schedule *s, const collie_coll_args *a);
 extern const collie_algo_driver collie_direct_access_driver;
+
+struct collie_request;
+/* COLLIE_ERR_MISMATCH (with a message) when q's channel to this rank holds a chunk of this
+ * call: q runs another collective here; else COLLIE_OK. */
+int direct_check_channel(struct collie_request *req, int q);
 
 #endif

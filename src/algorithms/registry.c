@@ -46,6 +46,9 @@ extern const collie_algorithm collie_algo_allreduce_hierarchical;
 extern const collie_algorithm collie_algo_allreduce_direct_segments;
 extern const collie_algorithm collie_algo_reduce_direct_segments;
 extern const collie_algorithm collie_algo_bcast_direct_copy;
+extern const collie_algorithm collie_algo_allreduce_cells;
+extern const collie_algorithm collie_algo_reduce_cells;
+extern const collie_algorithm collie_algo_bcast_cells;
 extern const collie_algorithm collie_algo_reduce_hierarchical;
 extern const collie_algorithm collie_algo_bcast_hierarchical;
 
@@ -63,6 +66,7 @@ static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_nway_dissemination,
     &collie_algo_allreduce_hierarchical,
     &collie_algo_allreduce_direct_segments,
+    &collie_algo_allreduce_cells,
 };
 static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binomial,
@@ -73,6 +77,7 @@ static const collie_algorithm *const reduce_algos[] = {
     &collie_algo_reduce_binary_tree,
     &collie_algo_reduce_hierarchical,
     &collie_algo_reduce_direct_segments,
+    &collie_algo_reduce_cells,
 };
 static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_binomial,
@@ -84,6 +89,7 @@ static const collie_algorithm *const bcast_algos[] = {
     &collie_algo_bcast_mcast,
     &collie_algo_bcast_hierarchical,
     &collie_algo_bcast_direct_copy,
+    &collie_algo_bcast_cells,
 };
 static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_dissemination,

@@ -22,6 +22,8 @@ int collie_parse_algo_spec(const char *spec, char *name, size_t namesz, collie_a
 bool collie_team_multicast(const collie_team_t *team);
 /* Every rank can read and write every other rank's buffers (direct_segments). */
 bool collie_team_single_copy(const collie_team_t *team);
+/* Bytes per copy cell of the team's shm transport (algorithms/cells.c), 0 without cells. */
+uint64_t collie_team_cell_bytes(const collie_team_t *team);
 /* This rank's multicast broadcast counters so far: fragments it took from datagrams,
  * fragments it took from the chain, calls it finished without the chain.  False when the
  * team has no multicast. */

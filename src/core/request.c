@@ -63,6 +63,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     a->multicast = team->mcast != NULL;
     a->single_copy = collie_team_single_copy(team);
     a->any_order = persistent == COLLIE_REQ_BY_INIT;
+    a->cell_bytes = collie_team_cell_bytes(team);
     a->node_of = team->tp->node_of;
     a->nnodes = team->tp->nnodes;
     req->team = team;

@@ -73,6 +73,10 @@ int collie_team_check(const collie_team_t *team, const char *fn) {
     return COLLIE_OK;
 }
 
+uint64_t collie_team_cell_bytes(const collie_team_t *team) {
+    return collie_handle_valid(team, COLLIE_HANDLE_TEAM) && team->tp->cells ? team->tp->cells->cell_bytes : 0;
+}
+
 bool collie_team_multicast(const collie_team_t *team) {
     return collie_handle_valid(team, COLLIE_HANDLE_TEAM) && team->mcast;
 }

@@ -131,8 +131,10 @@ static const rule rules[] = {
      * at P = 2, above 256 KiB at P = 3..8 (auto_quality.sh, session 4: at 512 KiB it beat
      * binary_blocks in all 9 turns at P = 3, 4, 8; at 128 KiB it did not) */
     { COLL_ALLREDUCE, 2, 2, 8192, { "flat", "recursive_doubling" } },
-    { COLL_ALLREDUCE, 2, 2, 1 << 20, { "direct_segments", "flat", "pairwise_exchange", "rabenseifner" } },
-    { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "direct_segments", "ring_pipelined", "ring" } },
+    /* direct_segments: mapped (collie_alloc), else the copy cells, else the kernel copy
+     * where measured faster (direct_access.c); `cells` when single copy is off (issue 14) */
+    { COLL_ALLREDUCE, 2, 2, 1 << 20, { "direct_segments", "cells", "flat", "pairwise_exchange" } },
+    { COLL_ALLREDUCE, 2, 2, ALL_BYTES, { "direct_segments", "cells", "ring_pipelined", "ring" } },
     /* P > 8 cannot be measured here: from the simulator (bench/at_scale.sh, docs/performance.md
      * "At scale"); the rules after these serve P <= 8 */
     { COLL_ALLREDUCE, 9, 1 << 30, 2048, { "recursive_doubling", "rabenseifner" } },
@@ -146,8 +148,8 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, ANY_P, 16384, { "flat", "recursive_doubling" } },
     { COLL_ALLREDUCE, 3, 3, 65536, { "flat", "pairwise_exchange", "rabenseifner" } },
     { COLL_ALLREDUCE, 3, 8, 262144, { "binary_blocks", "rabenseifner" } },   /* auto_quality.sh */
-    { COLL_ALLREDUCE, 3, 8, 1 << 20, { "direct_segments", "binary_blocks", "rabenseifner" } },
-    { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "ring", "binary_blocks" } },
+    { COLL_ALLREDUCE, 3, 8, 1 << 20, { "direct_segments", "cells", "binary_blocks", "rabenseifner" } },
+    { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "cells", "ring", "binary_blocks" } },
     { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
@@ -156,19 +158,21 @@ static const rule rules[] = {
     { COLL_REDUCE, 2, 2, 8192, { "flat", "binomial" } },
     { COLL_REDUCE, 3, 3, 262144, { "flat", "binomial" } },
     { COLL_REDUCE, 4, 8, 65536, { "flat", "binomial" } },
-    { COLL_REDUCE, 2, 8, 1 << 20, { "direct_segments", "flat", "binomial" } },
-    { COLL_REDUCE, 2, 4, ALL_BYTES, { "direct_segments", "binomial", "flat" } },
-    { COLL_REDUCE, 5, 8, ALL_BYTES, { "direct_segments", "ring", "binomial" } },
+    { COLL_REDUCE, 2, 8, 1 << 20, { "direct_segments", "cells", "flat", "binomial" } },
+    { COLL_REDUCE, 2, 4, ALL_BYTES, { "direct_segments", "cells", "binomial", "flat" } },
+    { COLL_REDUCE, 5, 8, ALL_BYTES, { "direct_segments", "cells", "ring", "binomial" } },
     { COLL_REDUCE, ANY_P, 1 << 20, { "flat", "binomial" } },
     { COLL_REDUCE, 2, 4, ALL_BYTES, { "binomial", "flat" } },
     { COLL_REDUCE, ANY_P, ALL_BYTES, { "ring", "binomial" } },
     { COLL_BCAST, 2, 4, 4096, { "binary_tree", "flat", "binomial" } },
     { COLL_BCAST, ANY_P, 4096, { "binomial", "flat" } },
-    /* direct_copy (declines without single copy), docs/performance.md: P = 2, 8 KiB-1 MiB */
+    /* direct_copy (declines without single copy), docs/performance.md: P = 2 from 8 KiB;
+     * above 1 MiB (P = 2..8) it maps collie_alloc buffers and takes the copy cells for
+     * others (issue 14: chain went through the kernel copy there) */
     { COLL_BCAST, 2, 2, 4096, { "chain", "binomial" } },
-    { COLL_BCAST, 2, 2, 1 << 20, { "direct_copy", "chain", "binomial" } },
-    { COLL_BCAST, 2, 2, ALL_BYTES, { "chain", "binomial" } },
+    { COLL_BCAST, 2, 2, ALL_BYTES, { "direct_copy", "cells", "chain", "binomial" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
+    { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
 };

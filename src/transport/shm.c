@@ -9,8 +9,8 @@
  * One POSIX shared-memory object per job, /collie-<job>, created by rank 0 and unlinked
  * as soon as every rank has mapped it (so nothing is left behind even after a crash;
  * collie-run also removes /dev/shm/collie-<job>* at the end).  Layout: a header page,
- * one control block per rank (pid, state, doorbell futex), then one inbox per rank
- * (channels.c).  Waits spin briefly, then sleep on the rank's doorbell futex; a writer
+ * one control block per rank (pid, state, doorbell futex), the board (direct_access.c),
+ * one inbox per rank (channels.c), then the copy cells (shm_cells.c).  Waits spin briefly, then sleep on the rank's doorbell futex; a writer
  * rings the doorbell only when the reader announced that it sleeps.  Dead peers are found
  * by pid (kill(pid, 0), zombie state in /proc) while waiting.
  */
@@ -32,6 +32,7 @@
 
 #include "base/base.h"
 #include "transport/channels.h"
+#include "transport/shm_cells.h"
 #include "transport/shm_mem.h"
 #include "transport/transport.h"
 
@@ -51,6 +52,9 @@ typedef struct shm_header {
     /* Single-copy thresholds, decided by rank 0 so that every rank agrees on which messages
      * go single-copy (it depends on the environment and on ranks vs cores). */
     uint64_t direct_min, direct_mid_min, direct_mid_max_call;
+    /* The copy cells (shm_cells.c), with rank 0's measurement of where the kernel copy
+     * beats them. */
+    shm_cells_config cells;
 } shm_header;
 
 typedef struct shm_ctrl {
@@ -163,6 +167,7 @@ static void shm_destroy(collie_transport *tp) {
         munmap(im->base, im->bytes);
     }
     collie_shm_mem_unmap_peers();
+    free(tp->cells);
     free(im);
     collie_channels_free(tp);
     free(tp);
@@ -183,7 +188,8 @@ static size_t inbox_stride(int size, uint32_t nslots, uint32_t slot_bytes) {
     return round_page(collie_inbox_bytes(size, nslots, slot_bytes));
 }
 
-static size_t segment_bytes(int size, uint32_t nslots, uint32_t slot_bytes) {
+/* Everything before the cells. */
+static size_t channels_end(int size, uint32_t nslots, uint32_t slot_bytes) {
     return HEADER_BYTES + round_page((size_t)size * sizeof(shm_ctrl)) +
            round_page((size_t)size * sizeof(collie_board_entry)) +
            (size_t)size * inbox_stride(size, nslots, slot_bytes);
@@ -230,7 +236,9 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
                            "a power of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)",
                            env_text("COLLIE_SHM_SLOTS"), env_text("COLLIE_SHM_SLOT_BYTES"));
     uint32_t nslots = (uint32_t)slots, slot_bytes = (uint32_t)sbytes;
-    im->bytes = segment_bytes(size, nslots, slot_bytes);
+    shm_cells_config cells;
+    collie_shm_cells_decide(size, &cells);
+    im->bytes = channels_end(size, nslots, slot_bytes) + collie_shm_cells_bytes(size, &cells);
     int fd = shm_open(im->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return collie_fail(COLLIE_ERR_TRANSPORT, "cannot create shared memory %s: %s", im->name,
@@ -256,6 +264,8 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->slot_bytes = slot_bytes;
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
+    cells.kernel_min = size > 1 ? collie_shm_measure_kernel_min() : UINT64_MAX;
+    im->hdr->cells = cells;
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
     return COLLIE_OK;
 }
@@ -382,7 +392,10 @@ static int wire(collie_transport *tp) {
         inboxes[r] = inbox0 + (size_t)r * stride;
     int st = collie_channels_wire(tp, inboxes);
     free(inboxes);
-    return st ? collie_fail(st, "cannot allocate the channel table") : COLLIE_OK;
+    if (st)
+        return collie_fail(st, "cannot allocate the channel table");
+    char *cells = im->base + channels_end(tp->size, tp->nslots, tp->slot_bytes);
+    return collie_shm_cells_wire(tp, cells, &im->hdr->cells);
 }
 
 static int read_env(int *rank, int *size, const char **job) {
@@ -458,9 +471,11 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->shared_memory = true;
     tp->oversubscribed = cfg->size > count_cpus();
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
-    /* Measured (docs/performance.md): by reference wins up to 4 MiB calls, loses above. */
-    tp->by_reference_max_call_bytes =
-        (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 4 << 20);
+    /* No cap by default (issue 14: collie_alloc memory is read in place at every size);
+     * COLLIE_SHM_BY_REFERENCE_MAX caps it (4 MiB measured better for forced
+     * ring_pipelined at P = 2, 8 MiB; auto takes direct_segments there). */
+    long long by_ref_max = collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 0);
+    tp->by_reference_max_call_bytes = by_ref_max > 0 ? (uint64_t)by_ref_max : UINT64_MAX;
     snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
     /* Like MPI_Init, set-up waits for ranks that have not arrived yet as long as the ranks
      * that did are alive; COLLIE_TIMEOUT_MS (opt-in) bounds it. */

@@ -95,6 +95,38 @@ typedef struct collie_board_entry {
 } collie_board_entry;
 _Static_assert(sizeof(collie_board_entry) == 2 * COLLIE_CACHELINE, "board entry is two lines");
 
+/* Copy cells (shm, algorithms/cells.c): every rank owns a ring of `ncells` cells of
+ * `cell_bytes` in the job's segment, written only by that rank and read by all.  Cells are
+ * used in global steps t = 1, 2, … (every rank counts the same steps: a call through the
+ * cells takes the same number on every rank); step t lives in cell (t − 1) % ncells.
+ * These words of rank r hold step numbers and only grow (each on its own cache line):
+ * `in`: r wrote its data of step t into its cell; `out`: r published its reduced slice of
+ * step t in its cell; `freed`: r reads no cell of step t any more (a writer reuses a cell
+ * for step t only when every rank freed step t − ncells).  `check[c]`: the call's hash of
+ * the step in cell c (mismatched calls show). */
+typedef struct collie_cell_ctrl {
+    collie_counter in, out, freed;
+} collie_cell_ctrl;
+
+typedef struct collie_cells {
+    uint32_t ncells;
+    uint64_t cell_bytes;         /* a multiple of 64 */
+    char *data;                  /* rank r's cell c: data + (r * ncells + c) * cell_bytes */
+    collie_cell_ctrl *ctrl;      /* [size] */
+    uint32_t *check;             /* [size * ncells] */
+    uint64_t step;               /* this rank: steps taken so far (the same on every rank) */
+    uint64_t kernel_min;         /* calls of at least this many bytes go single-copy
+                                    (process_vm_readv) rather than through the cells:
+                                    measured at start-up by rank 0 (UINT64_MAX: never) */
+} collie_cells;
+
+static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step) {
+    return c->data + ((uint64_t)rank * c->ncells + (step - 1) % c->ncells) * c->cell_bytes;
+}
+static inline uint32_t *collie_cell_check(const collie_cells *c, int rank, uint64_t step) {
+    return &c->check[(uint64_t)rank * c->ncells + (step - 1) % c->ncells];
+}
+
 struct collie_transport;
 typedef struct collie_transport_ops {
     const char *name;
@@ -145,6 +177,7 @@ typedef struct collie_transport {
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
     collie_board_entry *board;   /* [size] in shared memory (shm), or NULL */
+    collie_cells *cells;         /* copy cells (shm), or NULL */
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;

@@ -47,6 +47,7 @@ static collie_coll_args probe_args(const mp_ctx *c, int coll)
     a.shared_memory = true;       /* collie-run: the shm transport */
     a.multicast = collie_team_multicast(c->team);
     a.single_copy = collie_team_single_copy(c->team);
+    a.cell_bytes = collie_team_cell_bytes(c->team);
     return a;
 }
 

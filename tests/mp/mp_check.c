@@ -60,6 +60,18 @@ void *mp_guarded_alloc(size_t bytes)
     return base + GUARD;
 }
 
+void *mp_guarded_collie_alloc(collie_team_t *team, size_t bytes)
+{
+    size_t total = (bytes + 2 * GUARD + 63) / 64 * 64;
+    char *base = collie_alloc(team, total);
+    if (!base) {
+        fprintf(stderr, "mp: collie_alloc(%zu) failed: %s\n", total, collie_last_error());
+        exit(3);
+    }
+    memset(base, GUARD_BYTE, total);
+    return base + GUARD;
+}
+
 void mp_guarded_free(void *p)
 {
     if (p)
@@ -126,8 +138,11 @@ static void verify_bcast(mp_ctx *c, const mp_case *k, const char *buf, size_t by
 void mp_bufs_alloc(mp_ctx *c, const mp_case *k, mp_bufs *b)
 {
     b->bytes = k->count * k->t->size;
-    b->send = mp_guarded_alloc(b->bytes);
-    b->recv = mp_guarded_alloc(b->bytes);
+    bool reg = c->alloc == MP_ALLOC_COLLIE ||
+               (c->alloc == MP_ALLOC_MIXED && mp_hash(k->seed, c->rank, k->count, 11) % 4 != 0);
+    b->team = reg ? c->team : NULL;
+    b->send = reg ? mp_guarded_collie_alloc(c->team, b->bytes) : mp_guarded_alloc(b->bytes);
+    b->recv = reg ? mp_guarded_collie_alloc(c->team, b->bytes) : mp_guarded_alloc(b->bytes);
     b->copy = malloc(b->bytes + 1);
     /* MPI convention: only the root of a reduce passes IN_PLACE. */
     b->in_place = k->in_place && k->coll != MPC_BCAST &&
@@ -165,8 +180,14 @@ void mp_bufs_check(mp_ctx *c, const mp_case *k, mp_bufs *b)
 
 void mp_bufs_free(mp_bufs *b)
 {
-    mp_guarded_free(b->send);
-    mp_guarded_free(b->recv);
+    if (b->team) {
+        collie_free(b->team, b->send - GUARD);
+        collie_free(b->team, b->recv - GUARD);
+    } else {
+        mp_guarded_free(b->send);
+        mp_guarded_free(b->recv);
+    }
+    b->team = NULL;
     free(b->copy);
     b->send = b->recv = b->copy = NULL;
 }

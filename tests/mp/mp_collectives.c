@@ -4,7 +4,9 @@
  *
  *   collie-run -n P -- mp_collectives [--coll allreduce|reduce|bcast|barrier|all]
  *                      [--algo SPEC] [--dir DIR] [--level quick|normal|long]
- *                      [--filter SUBSTRING]
+ *                      [--filter SUBSTRING] [--alloc malloc|collie|mixed]
+ * --alloc: where the buffers come from (default malloc; mixed: collie_alloc or malloc per
+ * rank and case, so the ranks of one call mix registered and ordinary memory).
  *   mp_collectives --list-algorithms COLL      (registry names, one per line)
  *
  * --algo forces the algorithm through COLLIE_<COLL>_ALGO (default: the environment, i.e.
@@ -24,14 +26,14 @@
 static const char *const coll_names[] = { "allreduce", "reduce", "bcast", "barrier" };
 
 typedef struct options {
-    const char *coll, *algo, *dir, *level, *filter;
+    const char *coll, *algo, *dir, *level, *filter, *alloc;
 } options;
 
 static int usage(void)
 {
     fprintf(stderr, "usage: mp_collectives [--coll allreduce|reduce|bcast|barrier|all] "
             "[--algo SPEC] [--dir DIR] [--level quick|normal|long]\n"
-            "                      [--filter SUBSTRING]\n"
+            "                      [--filter SUBSTRING] [--alloc malloc|collie|mixed]\n"
             "       mp_collectives --list-algorithms COLL\n");
     return 2;
 }
@@ -50,6 +52,8 @@ static int parse(int argc, char **argv, options *o)
             dst = &o->level;
         else if (strcmp(argv[i], "--filter") == 0)
             dst = &o->filter;
+        else if (strcmp(argv[i], "--alloc") == 0)
+            dst = &o->alloc;
         if (!dst || i + 1 >= argc)
             return usage();
         *dst = argv[++i];
@@ -132,6 +136,8 @@ static int run(const options *o, int coll)
     c.dir = o->dir ? o->dir : default_dir();
     c.level = pick_level(o, c.size);
     c.filter = o->filter;
+    c.alloc = !o->alloc || strcmp(o->alloc, "malloc") == 0 ? MP_ALLOC_MALLOC
+            : strcmp(o->alloc, "collie") == 0 ? MP_ALLOC_COLLIE : MP_ALLOC_MIXED;
     mp_types_init();
     if ((st = mp_user_ops_create()) != COLLIE_OK)
         mp_die(&c, st, "collie_op_create");
@@ -151,7 +157,7 @@ static int run(const options *o, int coll)
 
 int main(int argc, char **argv)
 {
-    options o = { "all", NULL, NULL, NULL, NULL };
+    options o = { "all", NULL, NULL, NULL, NULL, NULL };
     if (argc == 3 && strcmp(argv[1], "--list-algorithms") == 0)
         return mp_list_algorithms(argv[2]);
     if (parse(argc, argv, &o) != 0)

@@ -82,9 +82,14 @@ typedef struct mp_ctx {
     const char *dir;        /* per-run temporary directory (markers, result files) */
     int level;              /* enum mp_level */
     const char *filter;     /* run only sweep cases whose description contains this */
+    int alloc;              /* enum mp_alloc: where the buffers of the cases come from */
     long checks, failures;
     int prints;
 } mp_ctx;
+
+/* MP_ALLOC_MIXED: each rank takes collie_alloc (registered, mapped by peers) or malloc
+ * buffers by a hash of (case, rank), so calls mix both across ranks. */
+enum mp_alloc { MP_ALLOC_MALLOC = 0, MP_ALLOC_COLLIE, MP_ALLOC_MIXED };
 
 enum mp_coll { MPC_ALLREDUCE = 0, MPC_REDUCE, MPC_BCAST, MPC_BARRIER };
 
@@ -103,6 +108,7 @@ void mp_fail(mp_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void mp_die(mp_ctx *c, int status, const char *what) __attribute__((noreturn));
 void mp_describe(const mp_case *k, char *out, size_t outsz);
 void *mp_guarded_alloc(size_t bytes);           /* with guard zones */
+void *mp_guarded_collie_alloc(collie_team_t *team, size_t bytes);  /* the same, registered */
 void mp_guarded_free(void *p);
 bool mp_guards_ok(const void *p, size_t bytes);
 void mp_poison(void *buf, size_t bytes);
@@ -115,6 +121,7 @@ typedef struct mp_bufs {
     char *send, *recv, *copy;
     size_t bytes;
     bool in_place;          /* this rank passes COLLIE_IN_PLACE */
+    collie_team_t *team;    /* set when send and recv came from collie_alloc */
 } mp_bufs;
 void mp_bufs_alloc(mp_ctx *c, const mp_case *k, mp_bufs *b);
 void mp_bufs_fill(mp_ctx *c, const mp_case *k, mp_bufs *b);

@@ -6,12 +6,15 @@
 # Prints one line per combination and a final line "N passed, N failed".
 #
 #   run_matrix.sh --run PATH/collie-run --prog PATH/mp_collectives
-#                 [--colls "allreduce reduce bcast barrier"] [--timeout S] [--long-only] P [P ...]
+#                 [--colls "allreduce reduce bcast barrier"] [--timeout S] [--long-only]
+#                 [--algos "NAME ..."] [--alloc malloc|collie|mixed] P [P ...]
 #
 # --long-only: run only when COLLIE_LONG_TESTS=1, else exit 77 (ctest's "skipped").
+# --algos: only these of the registered algorithms (and no "auto"); --alloc: passed to
+# mp_collectives (where the buffers come from; mixed: collie_alloc and malloc per rank).
 set -u
 
-run="" prog="" colls="allreduce reduce bcast barrier" timeout=120 long_only=0
+run="" prog="" colls="allreduce reduce bcast barrier" timeout=120 long_only=0 only="" alloc=malloc
 while [ $# -gt 0 ]; do
     case "$1" in
         --run) run="$2"; shift 2 ;;
@@ -19,6 +22,8 @@ while [ $# -gt 0 ]; do
         --colls) colls="$2"; shift 2 ;;
         --timeout) timeout="$2"; shift 2 ;;
         --long-only) long_only=1; shift ;;
+        --algos) only="$2"; shift 2 ;;
+        --alloc) alloc="$2"; shift 2 ;;
         --) shift; break ;;
         -*) echo "run_matrix.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -62,7 +67,8 @@ run_one() {
     dir=$(mktemp -d "$top/run.XXXXXX")
     log="$dir/log"
     t0=$(now)
-    "$run" -n "$p" --timeout "$timeout" -- "$prog" --coll "$coll" --algo "$algo" --dir "$dir" >"$log" 2>&1
+    "$run" -n "$p" --timeout "$timeout" -- "$prog" --coll "$coll" --algo "$algo" --dir "$dir" \
+        --alloc "$alloc" >"$log" 2>&1
     rc=$?
     t1=$(now)
     [ $rc -eq 0 ] || { ok=0; why="exit status $rc"; }
@@ -89,7 +95,11 @@ for p in "$@"; do
             echo "FAIL  P=$p $coll: --list-algorithms failed"
             continue
         fi
-        for algo in $algos auto; do
+        [ -n "$only" ] || algos="$algos auto"
+        for algo in $algos; do
+            if [ -n "$only" ] && ! [[ " $only " == *" $algo "* ]]; then
+                continue
+            fi
             run_one "$p" "$coll" "$algo"
         done
     done

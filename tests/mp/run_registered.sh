@@ -19,5 +19,7 @@ check() {   # label, then environment assignments
   done
 }
 check "default thresholds" COLLIE_LOG=error
-check "small thresholds" COLLIE_SHM_DIRECT_MIN=65536 COLLIE_SHM_BY_REFERENCE_MIN=64
+# ... and direct_segments/direct_copy through the kernel copy instead of the copy cells
+check "small thresholds" COLLIE_SHM_DIRECT_MIN=65536 COLLIE_SHM_BY_REFERENCE_MIN=64 \
+    COLLIE_SHM_KERNEL_MIN=1
 echo "all registered-memory runs passed at P=$P"

@@ -26,6 +26,7 @@ static collie_coll_args call(int coll, int P, size_t count, size_t es) {
     a.bytes = count * es;
     a.commutative = true;
     a.shared_memory = true;
+    a.cell_bytes = 128 * 1024;    /* so the verifier checks the `cells` schedules too */
     return a;
 }
 

@@ -26,7 +26,7 @@
 
 /* ---- the schedule (verifier, simulator): flat reduce-scatter + allgather ---------------- */
 
-static void build(collie_schedule *s, const collie_coll_args *a) {
+void direct_schedule_allreduce(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank;
@@ -49,6 +49,6 @@ const collie_algorithm collie_algo_allreduce_direct_segments = {
     .summary = "every rank reduces 1/P of the vector straight from all inputs into all "
                "outputs (shared memory, single copy; collie_alloc buffers are mapped)",
     .accepts = direct_segments_accepts,
-    .build = build,
+    .build = direct_schedule_allreduce,
     .driver = &collie_direct_access_driver,
 };

@@ -21,7 +21,7 @@
  */
 #include "algorithms/direct_access.h"
 
-static void build(collie_schedule *s, const collie_coll_args *a) {
+void direct_schedule_reduce(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank, root = a->root;
@@ -44,6 +44,6 @@ const collie_algorithm collie_algo_reduce_direct_segments = {
     .summary = "every rank reduces 1/P of the vector straight from all inputs into the "
                "root's output (shared memory, single copy; collie_alloc buffers are mapped)",
     .accepts = direct_segments_accepts,
-    .build = build,
+    .build = direct_schedule_reduce,
     .driver = &collie_direct_access_driver,
 };

@@ -1,0 +1,332 @@
+/*
+ * cells.c — the copy-cell engine and driver of allreduce, reduce and bcast `cells` (their
+ * files in allreduce/, reduce/ and bcast/ hold the references, cost and the schedule the
+ * verifier and the simulator see); direct_access.c runs the same engine when a call's
+ * buffers cannot all be mapped and the kernel copy was not measured to be faster.
+ *
+ * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
+ *   copy-in:  r copies the chunk's slices of the other ranks from its input into its cell
+ *             (its own slice stays where it is);
+ *   reduce:   r reduces its slice from all P ranks, in rank order (its own input, the
+ *             others' cells), into its output (allreduce, the reduce root) or straight
+ *             into its cell (a reduce non-root), and publishes the result in its cell;
+ *   copy-out: r copies every other rank's reduced slice from that rank's cell into its
+ *             output (allreduce, the reduce root).
+ * bcast: the root copies each chunk into its cell; every other rank copies it out.
+ * Each stage of step k waits only for the flags it needs (transport.h), so copy-in of
+ * step k + 1 overlaps the others' reduction of step k, and so on, as far as the ring of
+ * cells allows.  A waiter spins on the flag word, then yields, then sleeps (request.c);
+ * a writer wakes a peer only when it announced that it sleeps.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/cells.h"
+#include "algorithms/direct_access.h"
+#include "algorithms/patterns.h"
+#include "base/base.h"
+#include "core/internal.h"
+#include "types/types.h"
+
+struct cells_run {
+    uint64_t base;          /* global step before this call's first */
+    uint64_t nsteps, chunk; /* steps, bytes per step (an element multiple) */
+    uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
+    const void **srcs;      /* [size] */
+    bool begun;
+};
+
+bool cells_accepts(const collie_coll_args *a, const char **why) {
+    if (!a->cell_bytes) {
+        *why = "needs the copy cells of the shm transport";
+        return false;
+    }
+    if (a->elem_size > a->cell_bytes) {
+        *why = "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
+        return false;
+    }
+    if (a->size > SCHED_MAX_SOURCES) {
+        *why = "more than 255 ranks";
+        return false;
+    }
+    return true;
+}
+
+cells_run *cells_new(collie_request_t *req) {
+    cells_run *c = calloc(1, sizeof *c);
+    if (c)
+        c->srcs = calloc((size_t)req->args.size, sizeof *c->srcs);
+    if (!c || !c->srcs) {
+        free(c);
+        collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for the copy cells' state", req->args.rank);
+        return NULL;
+    }
+    return c;
+}
+
+void cells_free(cells_run *c) {
+    if (c)
+        free(c->srcs);
+    free(c);
+}
+
+void cells_reset(cells_run *c) { c->begun = false; }
+
+/* Bytes per step: an eighth of the call, so the pipeline fills after a short first step,
+ * but at least STEP_MIN (a step costs a few flag loads and stores) and at most a cell;
+ * a multiple of 64 bytes when the element size divides 64, else of the element size. */
+#define STEP_MIN (16u * 1024u)
+static uint64_t step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
+    uint64_t want = bytes / 8 < STEP_MIN ? STEP_MIN : bytes / 8;
+    uint64_t unit = 64 % elem == 0 ? 64 : elem;
+    if (want > cell)
+        want = cell;
+    uint64_t r = want / unit * unit;
+    return r ? r : cell / elem * elem;
+}
+
+/* Takes this call's steps (the same on every rank: they all take the same calls). */
+static void begin(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
+    c->chunk = step_bytes(req->args.bytes, elem, cl->cell_bytes);
+    c->nsteps = c->chunk ? (req->args.bytes + c->chunk - 1) / c->chunk : 0;
+    c->base = cl->step;
+    cl->step += c->nsteps;
+    c->next_in = c->next_red = c->next_out = 0;
+    c->begun = true;
+}
+
+typedef struct step_view {
+    uint64_t t;             /* global step */
+    uint64_t off, len;      /* the chunk in the vector */
+    size_t count;           /* its elements */
+} step_view;
+
+static step_view view_of(const collie_request_t *req, const cells_run *c, uint64_t k) {
+    step_view v;
+    v.t = c->base + k + 1;
+    v.off = k * c->chunk;
+    v.len = req->args.bytes - v.off < c->chunk ? req->args.bytes - v.off : c->chunk;
+    v.count = v.len / req->args.elem_size;
+    return v;
+}
+
+/* Rank q's slice of a step: [*lo, *lo + *n) bytes inside the chunk. */
+static void slice_of(const collie_request_t *req, const step_view *v, int q, uint64_t *lo, uint64_t *n) {
+    size_t a = pat_seg_start(v->count, req->args.size, q), b = pat_seg_start(v->count, req->args.size, q + 1);
+    *lo = a * req->args.elem_size;
+    *n = (b - a) * req->args.elem_size;
+}
+
+/* Has q's word reached step t?  Else note it as what this rank waits for. */
+static bool reached(collie_request_t *req, int q, collie_counter *w, uint64_t t) {
+    if (atomic_load_explicit(&w->value, memory_order_acquire) >= t)
+        return true;
+    req->blocked_peer = q;
+    req->team->wait_word = &w->value;
+    req->team->wait_value = t;
+    return false;
+}
+
+static void publish(collie_request_t *req, collie_counter *w, uint64_t t) {
+    collie_transport *tp = req->team->tp;
+    atomic_store_explicit(&w->value, t, memory_order_release);
+    for (int q = 0; q < req->args.size; q++)
+        if (q != req->args.rank)
+            collie_wake_later(tp, q);
+    req->moves++;
+}
+
+/* The cell of q at step t holds this call's data (else the ranks called different things). */
+static int check_cell(collie_request_t *req, int q, uint64_t t) {
+    if (*collie_cell_check(req->team->tp->cells, q, t) == req->check)
+        return COLLIE_OK;
+    return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d's copy cell holds "
+                       "another call: ranks called different collectives, counts, types or "
+                       "algorithms", collie_coll_name(req->args.coll), req->call_seq,
+                       (unsigned long long)req->args.bytes, req->algo->name, q);
+}
+
+/* Every rank freed step t − ncells, so this rank may write step t into its cell. */
+static int may_write(collie_request_t *req, uint64_t t) {
+    collie_cells *cl = req->team->tp->cells;
+    if (t <= cl->ncells)
+        return COLLIE_OK;
+    for (int q = 0; q < req->args.size; q++)
+        if (!reached(req, q, &cl->ctrl[q].freed, t - cl->ncells))
+            return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+    return COLLIE_OK;
+}
+
+/* Waits for word `which` (in or out) of every other rank at step t, and checks the cells. */
+static int all_at(collie_request_t *req, uint64_t t, bool out) {
+    collie_cells *cl = req->team->tp->cells;
+    for (int q = 0; q < req->args.size; q++) {
+        if (q == req->args.rank)
+            continue;
+        if (!reached(req, q, out ? &cl->ctrl[q].out : &cl->ctrl[q].in, t))
+            return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        int st = check_cell(req, q, t);
+        if (st)
+            return st;
+    }
+    return COLLIE_OK;
+}
+
+/* ---- allreduce, reduce ------------------------------------------------------------------ */
+
+static int copy_in(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank;
+    step_view v = view_of(req, c, c->next_in);
+    int st = may_write(req, v.t);
+    if (st)
+        return st;
+    uint64_t lo, n;
+    slice_of(req, &v, me, &lo, &n);
+    char *cell = collie_cell(cl, me, v.t);
+    const char *in = (const char *)req->buf[SBUF_SEND] + v.off;
+    memcpy(cell, in, lo);
+    memcpy(cell + lo + n, in + lo + n, v.len - lo - n);
+    *collie_cell_check(cl, me, v.t) = req->check;
+    publish(req, &cl->ctrl[me].in, v.t);
+    c->next_in++;
+    return COLLIE_OK;
+}
+
+static bool gets_result(const collie_request_t *req) {
+    return req->args.coll == COLL_ALLREDUCE || req->args.rank == req->args.root;
+}
+
+static int reduce_step(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank;
+    step_view v = view_of(req, c, c->next_red);
+    int st = all_at(req, v.t, false);
+    if (st)
+        return st;
+    uint64_t lo, n;
+    slice_of(req, &v, me, &lo, &n);
+    char *cell = collie_cell(cl, me, v.t);
+    for (int q = 0; q < req->args.size; q++)
+        c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + v.off + lo : collie_cell(cl, q, v.t) + lo;
+    char *dst = gets_result(req) ? (char *)req->buf[SBUF_RECV] + v.off + lo : cell + lo;
+    st = collie_reduce_n(dst, c->srcs, req->args.size, n / req->args.elem_size, req->dtype, req->op);
+    if (st)
+        return st;
+    if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
+        if (dst != cell + lo)
+            memcpy(cell + lo, dst, n);
+        publish(req, &cl->ctrl[me].out, v.t);
+    }
+    if (!gets_result(req))
+        publish(req, &cl->ctrl[me].freed, v.t);
+    c->next_red++;
+    return COLLIE_OK;
+}
+
+/* allreduce, the reduce root: the other ranks' reduced slices, into the output. */
+static int copy_out(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    step_view v = view_of(req, c, c->next_out);
+    int st = all_at(req, v.t, true);
+    if (st)
+        return st;
+    for (int q = 0; q < req->args.size; q++) {
+        if (q == req->args.rank)
+            continue;
+        uint64_t lo, n;
+        slice_of(req, &v, q, &lo, &n);
+        memcpy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t) + lo, n);
+    }
+    publish(req, &cl->ctrl[req->args.rank].freed, v.t);
+    c->next_out++;
+    return COLLIE_OK;
+}
+
+/* One move of the stage that is furthest along and can go; COLLIE_TIMEOUT: none can. */
+static int move_reduction(collie_request_t *req, cells_run *c) {
+    int st = COLLIE_TIMEOUT;
+    if (gets_result(req) && c->next_out < c->next_red && (st = copy_out(req, c)) != COLLIE_TIMEOUT)
+        return st;
+    if (c->next_red < c->next_in && (st = reduce_step(req, c)) != COLLIE_TIMEOUT)
+        return st;
+    if (c->next_in < c->nsteps && c->next_in < c->next_red + req->team->tp->cells->ncells)
+        st = copy_in(req, c);
+    return st;
+}
+
+static bool reduction_done(const collie_request_t *req, const cells_run *c) {
+    return gets_result(req) ? c->next_out == c->nsteps : c->next_red == c->nsteps;
+}
+
+/* ---- bcast ------------------------------------------------------------------------------ */
+
+static int move_bcast(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank, root = req->args.root;
+    char *buf = req->buf[SBUF_RECV];
+    if (me == root) {
+        step_view v = view_of(req, c, c->next_in);
+        int st = may_write(req, v.t);
+        if (st)
+            return st;
+        memcpy(collie_cell(cl, me, v.t), buf + v.off, v.len);
+        *collie_cell_check(cl, me, v.t) = req->check;
+        publish(req, &cl->ctrl[me].in, v.t);
+        publish(req, &cl->ctrl[me].freed, v.t);
+        c->next_in = c->next_out = c->next_in + 1;
+        return COLLIE_OK;
+    }
+    step_view v = view_of(req, c, c->next_out);
+    if (!reached(req, root, &cl->ctrl[root].in, v.t))
+        return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+    int st = check_cell(req, root, v.t);
+    if (st)
+        return st;
+    memcpy(buf + v.off, collie_cell(cl, root, v.t), v.len);
+    publish(req, &cl->ctrl[me].freed, v.t);
+    c->next_out++;
+    return COLLIE_OK;
+}
+
+/* ---- the engine ------------------------------------------------------------------------- */
+
+int cells_progress(collie_request_t *req, cells_run *c) {
+    if (!c->begun)
+        begin(req, c);
+    bool bcast = req->args.coll == COLL_BCAST;
+    for (;;) {
+        bool done = bcast ? c->next_out == c->nsteps : reduction_done(req, c);
+        if (done)
+            return COLLIE_OK;
+        int st = bcast ? move_bcast(req, c) : move_reduction(req, c);
+        if (st != COLLIE_OK)
+            return st;
+    }
+}
+
+/* ---- the driver of the `cells` algorithms ---------------------------------------------- */
+
+static int driver_prepare(collie_request_t *req) {
+    req->algo_state = cells_new(req);
+    return req->algo_state ? COLLIE_OK : COLLIE_ERR_NOMEM;
+}
+
+static void driver_start(collie_request_t *req) { cells_reset(req->algo_state); }
+
+static int driver_progress(collie_request_t *req) {
+    if (req->args.size == 1 || req->args.bytes == 0)
+        return collie_exec_progress(req);
+    return cells_progress(req, req->algo_state);
+}
+
+static void driver_release(collie_request_t *req) {
+    cells_free(req->algo_state);
+    req->algo_state = NULL;
+}
+
+const collie_algo_driver collie_cells_driver = {
+    driver_prepare, driver_start, driver_progress, NULL, driver_release,
+};

@@ -1,0 +1,27 @@
+/*
+ * cells.h — the copy-cell engine (cells.c): allreduce and reduce as a pipelined
+ * reduce-scatter + allgather (gather) through every rank's ring of shared cells, bcast as
+ * a pipeline through the root's cells.  Used by the `cells` algorithms (their driver) and
+ * by direct_access.c for calls whose buffers cannot all be mapped.
+ */
+#ifndef COLLIE_CELLS_H
+#define COLLIE_CELLS_H
+
+#include "algorithms/algorithm.h"
+
+struct collie_request;
+typedef struct cells_run cells_run;
+
+/* Declines without copy cells (a->cell_bytes == 0), elements larger than a cell, or teams
+ * larger than SCHED_MAX_SOURCES. */
+bool cells_accepts(const collie_coll_args *a, const char **why);
+cells_run *cells_new(struct collie_request *req);       /* NULL (and a message): no memory */
+void cells_free(cells_run *c);
+void cells_reset(cells_run *c);                          /* at every start */
+/* As collie_exec_progress: COLLIE_OK when this rank's part is done, COLLIE_TIMEOUT while
+ * it waits, or an error.  Takes the call's cell steps at its first call after a reset. */
+int cells_progress(struct collie_request *req, cells_run *c);
+
+extern const collie_algo_driver collie_cells_driver;
+
+#endif

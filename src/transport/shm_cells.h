@@ -1,0 +1,25 @@
+/* shm_cells.h — the copy cells of the shm transport and the start-up measurement of the
+ * kernel single copy (shm_cells.c). */
+#ifndef COLLIE_SHM_CELLS_H
+#define COLLIE_SHM_CELLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "transport/transport.h"
+
+typedef struct shm_cells_config {
+    uint32_t ncells;        /* 0: no cells */
+    uint64_t cell_bytes;
+    uint64_t kernel_min;    /* see collie_cells.kernel_min */
+} shm_cells_config;
+
+/* Cells per rank and their size from the environment, bounded per job. */
+void collie_shm_cells_decide(int size, shm_cells_config *cfg);
+/* Bytes of the cell region in the segment (page multiple). */
+size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
+/* Rank 0's measurement: the call size from which process_vm_readv beats the cells. */
+uint64_t collie_shm_measure_kernel_min(void);
+/* Sets tp->cells to the region (tp->size set); no-op without cells. */
+int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg);
+
+#endif
