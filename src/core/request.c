@@ -76,12 +76,15 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     sched_init(&req->sched, a->rank, a->size, a->elem_size);
     req->algo->build(&req->sched, a);
     sched_finish(&req->sched);
+    collie_call_id_init(req);
     req->check_base = call_hash(req);
     int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);
     if (!st && req->algo->driver)
         st = req->algo->driver->prepare(req);
+    if (!st && team->check_calls)
+        st = collie_check_plan(req);
     if (st) {
         collie_request_free(req);
         return st;
@@ -109,6 +112,7 @@ static uint32_t call_hash(const collie_request_t *req) {
     h = mix(h, req->args.bytes);
     h = mix(h, (uint64_t)req->args.root);
     h = mix(h, name_hash(req->algo->name));
+    h = mix(h, req->id.op);
     return mix(h, req->dtype);
 }
 
@@ -126,8 +130,11 @@ int collie_start(collie_request_t *req) {
                            "with collie_%s_init to start it again)", collie_coll_name(req->args.coll),
                            collie_coll_name(req->args.coll));
     req->started = true;
+    if (req->check_step)
+        collie_check_start(req);
     req->call_seq = team->coll_seq++;
     req->check = mix(req->check_base, req->call_seq);
+    collie_board_publish(req);
     collie_exec_restart(req);
     if (req->algo->driver)
         req->algo->driver->start(req);
@@ -160,6 +167,8 @@ static int progress_queue(collie_team_t *team, collie_request_t *req) {
         team->head = head->next;
         if (!team->head)
             team->tail = NULL;
+        if (head->checks && (st = collie_check_verify(head)) != COLLIE_OK)
+            return collie_team_fail(team, st);
     }
     return req->status;
 }
@@ -175,15 +184,35 @@ static int silent_peer(collie_team_t *team) {
     return collie_team_fail(team, COLLIE_ERR_PEER);
 }
 
+/* A call that waits for a peer whose call of the same number is another one (different
+ * roots of a reduce: both roots wait to receive) can never finish: the board's history
+ * shows it (shm), and the error names both calls; so does a peer whose team failed.
+ * The error status (message set), or COLLIE_OK. */
+static int stalled_on_other_call(collie_team_t *team, const collie_request_t *h) {
+    collie_call_id theirs;
+    if (collie_board_call(team->tp, h->blocked_peer, h->call_seq, &theirs) && theirs.check != h->check)
+        return collie_call_mismatch_req(h, h->blocked_peer, "called", &theirs, NULL);
+    int failed = team->tp->board ? atomic_load_explicit(&team->tp->board[h->blocked_peer].failed,
+                                                        memory_order_acquire) : 0;
+    if (!failed)
+        return COLLIE_OK;
+    return collie_fail(failed, "%s #%u waits for rank %d, which stopped after an error (%s; its "
+                       "message names the cause)", collie_coll_name(h->args.coll), h->call_seq,
+                       h->blocked_peer, collie_strerror(failed));
+}
+
 /* Checks that the peer the head request waits for still lives: COLLIE_TIMEOUT to go on
  * waiting, else req's final status.  A peer that left (finalized or died) right after
  * writing its last message to this rank is not an error: progress once more first, since
  * the message may have arrived after this rank last looked. */
 static int check_blocked_peer(collie_team_t *team, collie_request_t *req) {
     collie_request_t *h = team->head;
+    int st = h && h->blocked_peer >= 0 ? stalled_on_other_call(team, h) : COLLIE_OK;
+    if (st)
+        return collie_team_fail(team, st);
     if (!h || h->blocked_peer < 0 || team->tp->ops->check_peer(team->tp, h->blocked_peer) == COLLIE_OK)
         return COLLIE_TIMEOUT;
-    int st = progress_queue(team, req);
+    st = progress_queue(team, req);
     if (st != COLLIE_TIMEOUT)
         return st;
     h = team->head;
@@ -317,6 +346,7 @@ void collie_request_free(collie_request_t *req) {
     }
     if (req->algo && req->algo->driver)
         req->algo->driver->release(req);
+    collie_check_free(req);
     sched_free(&req->sched);
     free(req->progress);
     free(req->last_seq);

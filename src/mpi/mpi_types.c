@@ -158,6 +158,9 @@ static collie_op_t user_variant_for(user_op *u, MPI_Datatype t) {
         free(v);
         return NULL;
     }
+    /* Made lazily, so the creation order may differ between ranks (sub-communicators):
+     * collie's identity check treats every MPI user op alike (MPI cannot check them). */
+    collie_op_set_identity(v->op, COLLIE_OPID_USER_ANY);
     v->next = u->variants;
     u->variants = v;
     return v->op;
