@@ -80,7 +80,7 @@ static int check_call(collie_team_t *team, const call *c) {
     return check_buffers(c, team->rank);
 }
 
-static int plan(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
+static int plan_owned(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "%s: request pointer is NULL", c->fn);
     *req = NULL;
@@ -93,6 +93,17 @@ static int plan(collie_team_t *team, const call *c, bool persistent, collie_requ
     return st ? rewrap(st, c->fn) : COLLIE_OK;
 }
 
+/* The entry points below hold the team for their thread (owner.c) while they run. */
+static int plan(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
+    int st = team ? collie_team_enter(team, c->fn) : COLLIE_OK;
+    if (st)
+        return st;
+    st = plan_owned(team, c, persistent, req);
+    if (team)
+        collie_team_leave(team);
+    return st;
+}
+
 /* Starts req and makes the first progress at once (messages leave eagerly). */
 static int start_now(collie_request_t *req) {
     int st = collie_start(req);
@@ -102,7 +113,7 @@ static int start_now(collie_request_t *req) {
     return st < 0 ? st : COLLIE_OK;
 }
 
-static int nonblocking(collie_team_t *team, const call *c, collie_request_t **req) {
+static int nonblocking_owned(collie_team_t *team, const call *c, collie_request_t **req) {
     int st = plan(team, c, false, req);
     if (st)
         return st;
@@ -136,7 +147,7 @@ static collie_request_t *cached(collie_team_t *team, const call *c) {
     return NULL;
 }
 
-static int blocking(collie_team_t *team, call *c) {
+static int blocking_owned(collie_team_t *team, call *c) {
     if (c->coll == COLL_BARRIER || c->coll == COLL_BCAST)
         c->op = NULL;
     int st = check_call(team, c);
@@ -153,6 +164,29 @@ static int blocking(collie_team_t *team, call *c) {
     }
     st = collie_start(req);
     return st ? st : collie_wait(req);
+}
+
+static int blocking(collie_team_t *team, call *c) {
+    int st = team ? collie_team_enter(team, c->fn) : COLLIE_OK;
+    if (st)
+        return st;
+    st = blocking_owned(team, c);
+    if (team)
+        collie_team_leave(team);
+    return st;
+}
+
+static int nonblocking(collie_team_t *team, const call *c, collie_request_t **req) {
+    int st = team ? collie_team_enter(team, c->fn) : COLLIE_OK;
+    if (st) {
+        if (req)
+            *req = NULL;
+        return st;
+    }
+    st = nonblocking_owned(team, c, req);
+    if (team)
+        collie_team_leave(team);
+    return st;
 }
 
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,

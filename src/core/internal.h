@@ -31,6 +31,10 @@ struct collie_team {
     unsigned cache_next;
     struct collie_mcast *mcast;     /* multicast set up and verified at creation, or NULL */
     bool check_calls;               /* COLLIE_CHECK=1: an agreement step before every call */
+    /* The thread inside a call on this team (owner.c): 0 when none. */
+    _Atomic uintptr_t owner;
+    unsigned owner_depth;           /* nested entries of the owner (a blocking call's start) */
+    _Atomic(const char *) owner_fn; /* the call it is in (for the other thread's message) */
 };
 
 struct collie_request {
@@ -117,6 +121,11 @@ int collie_check_plan(collie_request_t *req);
 void collie_check_start(collie_request_t *req);
 int collie_check_verify(collie_request_t *step);   /* when the step finished */
 void collie_check_free(collie_request_t *req);
+
+/* One thread at a time per team (owner.c): COLLIE_OK (then leave once), or
+ * COLLIE_ERR_ARG naming the thread inside and its call; the team stays usable. */
+int collie_team_enter(collie_team_t *team, const char *fn);
+void collie_team_leave(collie_team_t *team);
 
 /* Teams (team.c). */
 int collie_team_create(collie_transport *tp, collie_team_t **out);

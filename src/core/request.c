@@ -116,9 +116,7 @@ static uint32_t call_hash(const collie_request_t *req) {
     return mix(h, req->dtype);
 }
 
-int collie_start(collie_request_t *req) {
-    if (!req)
-        return collie_fail(COLLIE_ERR_ARG, "collie_start: request is NULL");
+static int start_owned(collie_request_t *req) {
     collie_team_t *team = req->team;
     if (req->active)
         return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is already active",
@@ -148,6 +146,17 @@ int collie_start(collie_request_t *req) {
         team->head = req;
     team->tail = req;
     return COLLIE_OK;
+}
+
+int collie_start(collie_request_t *req) {
+    if (!req)
+        return collie_fail(COLLIE_ERR_ARG, "collie_start: request is NULL");
+    int st = collie_team_enter(req->team, "collie_start");
+    if (st)
+        return st;
+    st = start_owned(req);
+    collie_team_leave(req->team);
+    return st;
 }
 
 /* Progresses the team's queue in order until req is done or the head must wait. */
@@ -329,8 +338,12 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
 int collie_test(collie_request_t *req, int timeout_ms) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
-    int st = test_unflushed(req, timeout_ms);
+    int st = collie_team_enter(req->team, "collie_test");
+    if (st)
+        return st;
+    st = test_unflushed(req, timeout_ms);
     collie_wake_flush(req->team->tp);
+    collie_team_leave(req->team);
     return st;
 }
 
@@ -339,6 +352,11 @@ int collie_wait(collie_request_t *req) { return collie_test(req, COLLIE_BLOCK); 
 void collie_request_free(collie_request_t *req) {
     if (!req)
         return;
+    if (req->team && collie_team_enter(req->team, "collie_request_free") != COLLIE_OK) {
+        collie_log(COLLIE_LOG_ERROR, "%s; the request was not freed", collie_last_error());
+        return;
+    }
+    collie_team_t *team = req->team;
     if (req->active) {
         collie_log(COLLIE_LOG_WARN, "collie_request_free: %s request still active; waiting for it",
                    collie_coll_name(req->args.coll));
@@ -360,6 +378,8 @@ void collie_request_free(collie_request_t *req) {
     free(req->busy);
     free(req->tmp_alloc);
     free(req);
+    if (team)
+        collie_team_leave(team);
 }
 
 const char *collie_request_algorithm(const collie_request_t *req) {
