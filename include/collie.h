@@ -17,8 +17,13 @@
 extern "C" {
 #endif
 
+/* The library's version (the build reads it from here; collie_version() gives the version
+ * of the library actually linked, which may differ from the header a program was built
+ * against). */
 #define COLLIE_VERSION_MAJOR 0
 #define COLLIE_VERSION_MINOR 1
+#define COLLIE_VERSION_PATCH 0
+#define COLLIE_VERSION_STRING "0.1.0"
 
 /* ---- status codes ---------------------------------------------------------------- */
 enum {
@@ -35,6 +40,8 @@ enum {
 
 const char *collie_strerror(int status);
 const char *collie_last_error(void);
+/* The linked library's version, "MAJOR.MINOR.PATCH" (COLLIE_VERSION_STRING of its build). */
+const char *collie_version(void);
 
 /* ---- teams ------------------------------------------------------------------------- */
 typedef struct collie_team collie_team_t;

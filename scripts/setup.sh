@@ -13,6 +13,7 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(build-essential)
 command -v make >/dev/null || need+=(make)
+command -v pkg-config >/dev/null || need+=(pkg-config)   # the install test (tests/install)
 command -v python3 >/dev/null || need+=(python3)   # bench/compare (its smoke test runs in the suite)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 pkg-config --exists libsodium 2>/dev/null || need+=(libsodium-dev)   # multicast datagram MACs

@@ -62,6 +62,7 @@ static inline void bench_usage(FILE *f) {
           "  --collie-alloc    buffers from collie_alloc (registered memory), not malloc\n"
           "  --barrier-each    a barrier before every timed call; only the calls are timed\n"
           "                    (latency of one call, no overlap between successive calls)\n"
+          "  --version         print the version and exit (as the first argument)\n"
           "Timing: per size, warm-up calls, then (adaptive) rank 0 times a few calls and\n"
           "broadcasts the iteration count; a barrier; then each rank times `iters` back-to-back\n"
           "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"

@@ -20,6 +20,7 @@
 #include "core/internal.h"
 #include "bench_check.h"
 #include "bench_opts.h"
+#include "tool_version.h"
 
 #define TARGET_NS 100e6        /* adaptive iterations: about 100 ms per size */
 #define MIN_ITERS 10
@@ -543,6 +544,8 @@ static int finish_parse(int pr, const char *err, bool print) {
 
 int main(int argc, char **argv) {
     bench b;
+    if (tool_version_requested(argc, argv, "collie-bench"))
+        return 0;
     char err[1200] = "";
     memset(&b, 0, sizeof b);
     int pr = bench_parse_args(argc, argv, &b.o, err, sizeof err);

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "collie_run_args.h"
+#include "tool_version.h"
 #include "collie_run_tag.h"
 
 #define RUN_GRACE_S 2.0
@@ -471,6 +472,8 @@ static void finish(run_job *j) {
 
 int main(int argc, char **argv) {
     static run_job job;
+    if (tool_version_requested(argc, argv, "collie-run"))
+        return 0;
     int rc = parse_args(argc, argv, &job.opt);
     if (rc != 0)
         return rc > 0 ? 0 : 2;

@@ -30,6 +30,8 @@ const char *collie_strerror(int status) {
 
 const char *collie_last_error(void) { return last_error; }
 
+const char *collie_version(void) { return COLLIE_VERSION_STRING; }
+
 void collie_set_log_rank(int rank) { log_rank = rank; }
 
 int collie_fail(int status, const char *fmt, ...) {

@@ -2,6 +2,7 @@
  * mpi_layer.h — internals of libcollie_mpi, the PMPI interposition layer (src/mpi/).
  *
  * mpi_team.c      a collie team per communicator (cached as an MPI attribute), logging
+ * mpi_log.c       COLLIE_MPI_LOG: a line per call, or a summary table at MPI_Finalize
  * mpi_types.c     MPI datatypes and ops → collie datatypes and ops (or a reason not to)
  * mpi_coll.c      the intercepted collectives: blocking, MPI_I*, persistent
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
@@ -43,13 +44,18 @@ typedef struct cm_call {
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
-bool cm_logging(void);                /* COLLIE_MPI_LOG=1 */
+bool cm_logging(void);                /* COLLIE_MPI_LOG=1: a line per call */
 /* The team of comm (shm on one node, shm+mpi across nodes), created collectively on first
  * use; NULL with *why when collie cannot serve the communicator. */
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* A shm transport over comm, whose ranks share a node (collective). */
 int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
 void cm_log(const cm_call *c, const char *where, const char *why);
+/* COLLIE_MPI_LOG (mpi_log.c): off, a line per call, or a table at MPI_Finalize. */
+enum { CM_LOG_OFF = 0, CM_LOG_CALLS = 1, CM_LOG_SUMMARY = 2 };
+int cm_log_mode(void);
+void cm_log_count(const char *fn, const char *route);   /* for the summary */
+void cm_log_summary(void);            /* at MPI_Finalize, collective over MPI_COMM_WORLD */
 void cm_free_all_teams(void);         /* at MPI_Finalize */
 
 /* Types and ops (mpi_types.c): true when collie computes exactly what MPI would. */

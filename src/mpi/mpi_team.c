@@ -15,7 +15,8 @@
  * (mpi_transport_mixed.c), on which the hierarchical algorithms are chosen.
  *
  * Also here: collie_team_from_mpi, the world provider for collie_init under mpirun, and
- * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI.
+ * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI (the summary
+ * table of COLLIE_MPI_LOG=summary is in mpi_log.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,7 +47,7 @@ static pthread_mutex_t teams_lock = PTHREAD_MUTEX_INITIALIZER;
 static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
-    log_on = collie_env_int("COLLIE_MPI_LOG", 0) != 0;
+    log_on = cm_log_mode();
 }
 
 void cm_setup(void) {
@@ -54,7 +55,7 @@ void cm_setup(void) {
     pthread_once(&once, setup_once);
 }
 
-bool cm_logging(void) { return log_on > 0; }
+bool cm_logging(void) { return log_on == CM_LOG_CALLS; }
 
 static int world_rank(void) {
     int r = -1, up = 0;
@@ -65,6 +66,13 @@ static int world_rank(void) {
 }
 
 void cm_log(const cm_call *c, const char *where, const char *why) {
+    if (log_on == CM_LOG_SUMMARY) {
+        char route[160];
+        snprintf(route, sizeof route, "%s%s%s%s", where, why ? " (" : "", why ? why : "",
+                 why ? ")" : "");
+        cm_log_count(c->fn, route);
+        return;
+    }
     if (!cm_logging())
         return;
     char tname[MPI_MAX_OBJECT_NAME] = "-";
@@ -282,6 +290,7 @@ static void world_finalize(void) {
     if (!initialised_mpi)
         return;
     initialised_mpi = false;
+    cm_log_summary();
     cm_free_all_teams();
     cm_free_user_ops();
     PMPI_Finalize();

@@ -5,7 +5,8 @@
  *   collie-run -n P -- mp_mismatch MODE COUNT DIR      (every rank writes DIR/rank<r>)
  *   mp_mismatch verify MODE P DIR [all]                 (checks the files; "all": every rank
  *                                                        must report, as COLLIE_CHECK=1 promises)
- * MODE: op (rank 0 SUM, the others MAX, int32 allreduce), dtype (rank 0 int32, the others
+ * MODE: op (rank 0 SUM, the others MAX, int32 allreduce), op_prod (float32, SUM against
+ * PROD), dtype (rank 0 int32, the others
  * float32, same size), bcast_root (rank 0 root 0, the others root 1), reduce_root (the
  * same for reduce).  After the call every rank runs one more allreduce (a mismatch left in
  * the channels shows there at the latest).
@@ -35,6 +36,8 @@ static int run_call(const char *mode, int rank, size_t count, void *send, void *
     collie_team_t *w = collie_world();
     if (strcmp(mode, "op") == 0)
         return collie_allreduce(w, send, recv, count, COLLIE_INT32, rank == 0 ? COLLIE_SUM : COLLIE_MAX);
+    if (strcmp(mode, "op_prod") == 0)
+        return collie_allreduce(w, send, recv, count, COLLIE_FLOAT32, rank == 0 ? COLLIE_SUM : COLLIE_PROD);
     if (strcmp(mode, "dtype") == 0)
         return collie_allreduce(w, send, recv, count, rank == 0 ? COLLIE_INT32 : COLLIE_FLOAT32,
                                 COLLIE_SUM);
@@ -81,7 +84,7 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
 
 /* The phrase the message must carry for this mode. */
 static const char *expected_phrase(const char *mode) {
-    return strcmp(mode, "op") == 0      ? "the ops differ"
+    return strncmp(mode, "op", 2) == 0  ? "the ops differ"
            : strcmp(mode, "dtype") == 0 ? "the datatypes differ"
                                         : "roots";
 }
