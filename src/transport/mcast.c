@@ -195,14 +195,33 @@ int mcast_new_key(unsigned char key[MCAST_KEY_BYTES]) {
     return COLLIE_OK;
 }
 
+/* The datagram's one-time Poly1305 key: the first 32 bytes of ChaCha20 under the team's
+ * key and a nonce unique per datagram content — epoch, fragment, sender (root) and kind;
+ * a datagram is sent once per (epoch, fragment) by its root, and a probe again only
+ * unchanged (the construction of libsodium's ChaCha20-Poly1305). */
+static void one_time_key(const unsigned char key[MCAST_KEY_BYTES], const mcast_hdr *h,
+                         unsigned char otk[crypto_onetimeauth_KEYBYTES]) {
+    unsigned char nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = { 0 };
+    uint32_t who = ((uint32_t)h->root & 0xFFFFFFu) | (h->kind << 24);
+    memcpy(nonce, &h->epoch, 4);
+    memcpy(nonce + 4, &h->frag, 4);
+    memcpy(nonce + 8, &who, 4);
+    crypto_stream_chacha20_ietf(otk, crypto_onetimeauth_KEYBYTES, nonce, key);
+}
+
+_Static_assert(MCAST_MAC_BYTES == crypto_onetimeauth_BYTES, "the MAC is a Poly1305 tag");
+
 void mcast_mac(const unsigned char key[MCAST_KEY_BYTES], const mcast_hdr *h, const void *payload,
                size_t len, unsigned char mac[MCAST_MAC_BYTES]) {
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, key, MCAST_KEY_BYTES, MCAST_MAC_BYTES);
-    crypto_generichash_update(&st, (const unsigned char *)h, offsetof(mcast_hdr, mac));
+    unsigned char otk[crypto_onetimeauth_KEYBYTES];
+    crypto_onetimeauth_state st;
+    one_time_key(key, h, otk);
+    crypto_onetimeauth_init(&st, otk);
+    crypto_onetimeauth_update(&st, (const unsigned char *)h, offsetof(mcast_hdr, mac));
     if (len)
-        crypto_generichash_update(&st, payload, len);
-    crypto_generichash_final(&st, mac, MCAST_MAC_BYTES);
+        crypto_onetimeauth_update(&st, payload, len);
+    crypto_onetimeauth_final(&st, mac);
+    sodium_memzero(otk, sizeof otk);
 }
 
 int mcast_send(mcast_socket *m, const mcast_hdr *h, const void *payload) {

@@ -9,10 +9,12 @@
  * back at team creation — the paper's pre-posted receives; nothing of this is done on the
  * critical path.  Headers are in host byte order: all ranks run on one machine (shm).
  *
- * Authentication: every datagram ends its header with a keyed MAC (libsodium's
- * crypto_generichash, keyed BLAKE2b, 16 bytes) over the header and the payload, with a
- * 32-byte key rank 0 of the team draws (CSPRNG) at set-up and gives the others over the
- * team's own channels (shared memory, never the network).  mcast_recv returns only
+ * Authentication: every datagram ends its header with a 16-byte MAC over the header and
+ * the payload: libsodium's Poly1305 (crypto_onetimeauth) under a one-time key taken from
+ * ChaCha20 with the team's 32-byte key and a nonce naming the datagram (epoch, fragment,
+ * sender, kind) — the construction of ChaCha20-Poly1305.  Rank 0 of the team draws the key
+ * (CSPRNG) at set-up and gives the others over the team's own channels (shared memory,
+ * never the network).  mcast_recv returns only
  * datagrams whose MAC verifies; the others are dropped and counted (`forged`).  Payloads
  * are authenticated, not encrypted: anyone on the segment can read them.
  */
