@@ -136,7 +136,7 @@ int collie_bcast(collie_team_t *team, void *buf, size_t count, collie_dtype_t dt
 int collie_barrier(collie_team_t *team);
 
 /* ---- split-phase: start, then test until COLLIE_OK (timeout_ms 0 = one bounded step,
- * COLLIE_BLOCK = until done or the team's failure timeout) --------------------------------- */
+ * COLLIE_BLOCK = until done or a peer fails; below -1: COLLIE_ERR_ARG) ------------------ */
 int collie_iallreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                       collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
 int collie_ireduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,

@@ -150,6 +150,10 @@ static int run_once(const bench *b, collie_request_t *req, size_t count) {
     if (b->o.mode == MODE_BLOCKING)
         return call_blocking(b, count);
     st = call_nonblocking(b, count, &r);
+    if (st == COLLIE_OK && b->o.mode == MODE_POLL)
+        do
+            st = collie_test(r, 0);
+        while (st == COLLIE_TIMEOUT);
     if (st == COLLIE_OK)
         st = collie_wait(r);
     collie_request_free(r);
