@@ -225,6 +225,12 @@ static int stalled_on_other_call(collie_team_t *team, const collie_request_t *h)
                                                         memory_order_acquire) : 0;
     if (!failed)
         return COLLIE_OK;
+    /* It most likely stopped because a rank died: name that rank, as it does. */
+    for (int q = 0; q < team->size; q++) {
+        int st = q == team->rank ? COLLIE_OK : team->tp->ops->check_peer(team->tp, q);
+        if (st)
+            return st;
+    }
     return collie_fail(failed, "%s #%u waits for rank %d, which stopped after an error (%s; its "
                        "message names the cause)", collie_coll_name(h->args.coll), h->call_seq,
                        h->blocked_peer, collie_strerror(failed));
