@@ -187,6 +187,8 @@ int main(int argc, char **argv) {
                 (unsigned long long)total[2], size, (unsigned long long)total[1]);
         bad++;
     }
+    free(buf);
+    free(want);
     int all_bad = 0;
     if (collie_allreduce(w, &bad, &all_bad, 1, COLLIE_INT32, COLLIE_MAX) != COLLIE_OK)
         all_bad = 1;

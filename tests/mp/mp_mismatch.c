@@ -71,13 +71,18 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
     char path[512];
     snprintf(path, sizeof path, "%s/rank%d", dir, rank);
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
+        free(send);
+        free(recv);
         return 1;
+    }
     for (char *c = o.msg; *c; c++)
         if (*c == '\n')
             *c = ' ';
     fprintf(f, "%d %d %llu %s\n", o.call, o.next, (unsigned long long)o.hash, o.msg);
     fclose(f);
+    free(send);
+    free(recv);
     collie_finalize();
     return 0;
 }
