@@ -46,6 +46,7 @@ static const env_var known[] = {
     /* build, test and benchmark scripts */
     STR("COLLIE_LONG_TESTS"), STR("COLLIE_TEST_DUMP"), STR("COLLIE_SANITIZE"),
     STR("COLLIE_WERROR"), STR("COLLIE_NETNS_BENCH"), STR("COLLIE_MPI_TEST"),
+    STR("COLLIE_BENCH_CACHE"), STR("COLLIE_BENCH_START_ORDER"),
 };
 #define NKNOWN (sizeof known / sizeof known[0])
 

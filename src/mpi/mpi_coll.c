@@ -302,6 +302,7 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 
 int MPI_Finalize(void) {
     cm_log_summary();
+    cm_progress_finalize();
     cm_free_all_teams();
     cm_free_user_ops();
     return PMPI_Finalize();

@@ -47,6 +47,7 @@ static pthread_mutex_t teams_lock = PTHREAD_MUTEX_INITIALIZER;
 static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
+    collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
     log_on = cm_log_mode();
 }
 

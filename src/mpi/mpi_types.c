@@ -130,8 +130,9 @@ typedef struct user_op {
     struct user_op *next;
 } user_op;
 
-static user_op *user_ops;
-/* The list and its variants may be touched by threads on different communicators
+static user_op *user_ops;   /* live ones: searched for every reduction */
+static user_op *dead_ops;   /* freed by the program, kept until MPI_Finalize */
+/* The lists and their variants may be touched by threads on different communicators
  * (MPI_THREAD_MULTIPLE); records are never freed before MPI_Finalize. */
 static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -186,17 +187,24 @@ int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
 
 int MPI_Op_free(MPI_Op *op) {
     pthread_mutex_lock(&ops_lock);
-    user_op *u = op ? find_user_op(*op) : NULL;
-    if (u)
-        u->live = false;
+    for (user_op **pp = &user_ops; op && *pp; pp = &(*pp)->next)
+        if ((*pp)->handle == *op) {   /* off the live list, so it stays short */
+            user_op *u = *pp;
+            *pp = u->next;
+            u->live = false;
+            u->next = dead_ops;
+            dead_ops = u;
+            break;
+        }
     pthread_mutex_unlock(&ops_lock);
     return PMPI_Op_free(op);
 }
 
 void cm_free_user_ops(void) {
-    while (user_ops) {
-        user_op *u = user_ops;
-        user_ops = u->next;
+    while (user_ops || dead_ops) {
+        user_op **list = user_ops ? &user_ops : &dead_ops;
+        user_op *u = *list;
+        *list = u->next;
         while (u->variants) {
             user_variant *v = u->variants;
             u->variants = v->next;

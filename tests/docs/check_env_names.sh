@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every COLLIE_* environment variable the code reads (getenv / collie_env_* in src/ and
+# Every COLLIE_* environment variable the code reads (getenv / collie_env_* in src/, bench/ and
 # tools/, os.environ in python/) must be in the list of known names in src/base/env.c —
 # otherwise collie_init warns "unknown variable" about a variable collie itself reads.
 # usage: check_env_names.sh REPO_ROOT
 set -u
 root=$1
-used=$( { grep -rhoE '(getenv|collie_env_[a-z_]+)\("COLLIE_[A-Z0-9_]+"' "$root/src" "$root/tools"
+used=$( { grep -rhoE '(getenv|collie_env_[a-z_]+)\("COLLIE_[A-Z0-9_]+"' "$root/src" "$root/tools" "$root/bench"
           grep -rhoE "environ(\.get)?[[(]['\"]COLLIE_[A-Z0-9_]+" "$root/python" 2>/dev/null
         } | grep -oE 'COLLIE_[A-Z0-9_]+' | sort -u)
 missing=0
