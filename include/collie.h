@@ -50,6 +50,22 @@ typedef struct collie_op_s *collie_op_t;
 
 int collie_init(void);
 int collie_finalize(void);
+
+/* Thread support, MPI's four levels.  collie_init() is collie_init_thread(SERIALIZED).
+ * Every level: collie_init/collie_finalize from one thread; calls on different teams may
+ * run from different threads at once (MULTIPLE); calls on one team must not overlap — a
+ * call (collective, collie_start, collie_test/wait, collie_request_free) entered while
+ * another thread is inside a call on the same team returns COLLIE_ERR_ARG naming the
+ * collision, at every level, and leaves the team usable.  *provided is the level granted
+ * (the required one: collie provides all four). */
+enum {
+    COLLIE_THREAD_SINGLE = 0,        /* one thread in the process */
+    COLLIE_THREAD_FUNNELED = 1,      /* only the thread that called collie_init_thread */
+    COLLIE_THREAD_SERIALIZED = 2,    /* any thread, one at a time */
+    COLLIE_THREAD_MULTIPLE = 3       /* any threads at once, on different teams */
+};
+int collie_init_thread(int required, int *provided);
+int collie_query_thread(int *provided);
 collie_team_t *collie_world(void);
 int collie_rank(const collie_team_t *team);
 int collie_size(const collie_team_t *team);

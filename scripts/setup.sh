@@ -15,6 +15,8 @@ command -v cc >/dev/null || need+=(build-essential)
 command -v make >/dev/null || need+=(make)
 command -v pkg-config >/dev/null || need+=(pkg-config)   # the install test (tests/install)
 command -v python3 >/dev/null || need+=(python3)   # bench/compare (its smoke test runs in the suite)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+pkg-config --exists libsodium 2>/dev/null || need+=(libsodium-dev)   # multicast datagram MACs
 # The Python package's tests (tests/python): a venv of Debian's python3 with its numpy and
 # pytest; the package's extension needs Python.h; pip builds it with setuptools + wheel.
 for m in venv:python3-venv numpy:python3-numpy pytest:python3-pytest \

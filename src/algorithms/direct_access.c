@@ -153,11 +153,20 @@ int direct_check_channel(collie_request_t *req, int q) {
     const collie_slot_meta *m = collie_slot_meta_of(h);
     if (m->call_seq != req->call_seq)
         return COLLIE_OK;
-    return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s) got a message from rank %d "
-                       "of %s #%u (%llu bytes): ranks called different collectives, counts, "
-                       "types or algorithms", collie_coll_name(req->args.coll), req->call_seq,
-                       (unsigned long long)req->args.bytes, req->algo->name, q,
-                       collie_coll_name(m->coll), m->call_seq, (unsigned long long)m->call_bytes);
+    collie_call_id theirs;
+    collie_call_id_from_meta(m, h->check, &theirs);
+    return collie_call_mismatch_req(req, q, "sent a message of", &theirs, NULL);
+}
+
+/* Rank q's board entry holds another call than req: name both. */
+static int posted_other(collie_request_t *req, int q, const char *how) {
+    collie_call_id theirs;
+    if (collie_board_call(req->team->tp, q, req->call_seq, &theirs))
+        return collie_call_mismatch_req(req, q, how, &theirs, NULL);
+    return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d posted a "
+                       "different call (count, type, op, root or algorithm)",
+                       collie_coll_name(req->args.coll), req->call_seq,
+                       (unsigned long long)req->args.bytes, req->algo->name, q);
 }
 
 /* Has rank q's `ready` (or `done`) reached this call?  Else note q as the one waited for. */
@@ -188,10 +197,7 @@ static int check_calls(collie_request_t *req) {
     collie_board_entry *b = req->team->tp->board;
     for (int q = 0; q < req->args.size; q++)
         if (b[q].check != req->check)
-            return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d posted a "
-                               "different call (count, type, op, root or algorithm)",
-                               collie_coll_name(req->args.coll), req->call_seq,
-                               (unsigned long long)req->args.bytes, req->algo->name, q);
+            return posted_other(req, q, "posted");
     return COLLIE_OK;
 }
 
@@ -293,6 +299,7 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
 /* Posts this rank's `done` and wakes the ranks that may wait for it. */
 static void mark_done(collie_request_t *req) {
     collie_transport *tp = req->team->tp;
+    tp->board[req->args.rank].done_check = req->check;
     atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
                           memory_order_release);
     for (int q = 0; q < req->args.size; q++)
@@ -362,6 +369,23 @@ static int copy_from_root(collie_request_t *req) {
     return COLLIE_OK;
 }
 
+/* bcast, root: every rank done with exactly this call must have done the same call (two
+ * ranks that both believe they are the root meet only here).  A rank past it did a later
+ * call, after this one's check. */
+static int check_done_calls(collie_request_t *req) {
+    collie_board_entry *b = req->team->tp->board;
+    uint64_t want = (uint64_t)req->call_seq + 1;
+    for (int q = 0; q < req->args.size; q++) {
+        if (atomic_load_explicit(&b[q].done, memory_order_acquire) != want)
+            continue;
+        uint32_t check = b[q].done_check;
+        atomic_thread_fence(memory_order_acquire);
+        if (check != req->check && atomic_load_explicit(&b[q].done, memory_order_relaxed) == want)
+            return posted_other(req, q, "did");
+    }
+    return COLLIE_OK;
+}
+
 /* bcast through the cells: then done; the root waits until all are done. */
 static int progress_copy_cells(collie_request_t *req, direct_state *d) {
     if (d->phase == CELLS) {
@@ -371,7 +395,10 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
         mark_done(req);
         d->phase = WAIT_DONE;
     }
-    return req->args.rank == req->args.root ? all_reached(req, false) : COLLIE_OK;
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    int st = all_reached(req, false);
+    return st != COLLIE_OK ? st : check_done_calls(req);
 }
 
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all. */
@@ -389,16 +416,13 @@ static int progress_copy(collie_request_t *req, direct_state *d) {
             mark_done(req);
             d->phase = WAIT_DONE;
         }
-        return all_reached(req, false);
+        return (st = all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
     }
     if (d->phase == WAIT_READY) {
         if (!reached(req, root, true))
             return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
         if (req->team->tp->board[root].check != req->check)
-            return collie_fail(COLLIE_ERR_MISMATCH, "bcast #%u (%llu bytes, %s): the root, rank "
-                               "%d, posted a different call (count, type, root or algorithm)",
-                               req->call_seq, (unsigned long long)req->args.bytes,
-                               req->algo->name, root);
+            return posted_other(req, root, "posted");
         if (use_cells(req)) {
             d->phase = CELLS;
             d->via_cells = true;

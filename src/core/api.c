@@ -113,7 +113,7 @@ static int check_call(collie_team_t *team, const call *c) {
     return check_buffers(c, team->rank);
 }
 
-static int plan(collie_team_t *team, const call *c, int persistent, collie_request_t **req) {
+static int plan_owned(collie_team_t *team, const call *c, int persistent, collie_request_t **req) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "%s: request pointer is NULL", c->fn);
     *req = NULL;
@@ -126,6 +126,25 @@ static int plan(collie_team_t *team, const call *c, int persistent, collie_reque
     return st ? rewrap(st, c->fn) : COLLIE_OK;
 }
 
+/* The entry points below hold the team for their thread (owner.c) while they run, once the
+ * handle is known to be a live team. */
+static int enter(collie_team_t *team, const char *fn) {
+    int bad = collie_team_check(team, fn);
+    return bad ? bad : collie_team_enter(team, fn);
+}
+
+static int plan(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
+    int st = enter(team, c->fn);
+    if (st) {
+        if (req)
+            *req = NULL;
+        return st;
+    }
+    st = plan_owned(team, c, persistent, req);
+    collie_team_leave(team);
+    return st;
+}
+
 /* Starts req and makes the first progress at once (messages leave eagerly). */
 static int start_now(collie_request_t *req) {
     int st = collie_start(req);
@@ -135,7 +154,7 @@ static int start_now(collie_request_t *req) {
     return st < 0 ? st : COLLIE_OK;
 }
 
-static int nonblocking(collie_team_t *team, const call *c, collie_request_t **req) {
+static int nonblocking_owned(collie_team_t *team, const call *c, collie_request_t **req) {
     int st = plan(team, c, false, req);
     if (st)
         return st;
@@ -169,7 +188,7 @@ static collie_request_t *cached(collie_team_t *team, const call *c) {
     return NULL;
 }
 
-static int blocking(collie_team_t *team, call *c) {
+static int blocking_owned(collie_team_t *team, call *c) {
     if (c->coll == COLL_BARRIER || c->coll == COLL_BCAST)
         c->op = NULL;
     int st = check_call(team, c);
@@ -186,6 +205,27 @@ static int blocking(collie_team_t *team, call *c) {
     }
     st = collie_start(req);
     return st ? st : collie_blocking_wait(req);
+}
+
+static int blocking(collie_team_t *team, call *c) {
+    int st = enter(team, c->fn);
+    if (st)
+        return st;
+    st = blocking_owned(team, c);
+    collie_team_leave(team);
+    return st;
+}
+
+static int nonblocking(collie_team_t *team, const call *c, collie_request_t **req) {
+    int st = enter(team, c->fn);
+    if (st) {
+        if (req)
+            *req = NULL;
+        return st;
+    }
+    st = nonblocking_owned(team, c, req);
+    collie_team_leave(team);
+    return st;
 }
 
 static int wait_here(collie_request_t *req) { return collie_request_test(req, COLLIE_BLOCK); }

@@ -29,5 +29,9 @@ uint64_t collie_team_cell_bytes(const collie_team_t *team);
  * team has no multicast. */
 bool collie_team_mcast_stats(const collie_team_t *team, uint64_t *by_mcast, uint64_t *by_chain,
                              uint64_t *finished_by_mcast);
+/* Datagrams this rank dropped so far: without a valid MAC (forged or corrupted), of older
+ * calls (replayed or late), repeated fragments (duplicates).  False without multicast. */
+bool collie_team_mcast_rejects(const collie_team_t *team, uint64_t *forged, uint64_t *stale,
+                               uint64_t *duplicates);
 
 #endif

@@ -18,6 +18,7 @@
  * staged when it starts, since its descriptors point at the source.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -150,6 +151,9 @@ static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_
     m->call_bytes = req->args.bytes;
     m->call_seq = req->call_seq;
     m->coll = (uint8_t)req->args.coll;
+    m->root = req->id.root;
+    m->dtype = req->id.dtype;
+    m->op = req->id.op;
 }
 
 /* Copies the PUT's whole source to private memory; it is sent from there from now on. */
@@ -275,15 +279,14 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
 static int mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
                     uint64_t want_len, uint64_t want_msg) {
     const collie_slot_meta *m = collie_slot_meta_of(h);
-    return collie_fail(COLLIE_ERR_MISMATCH,
-                       "%s #%u (%llu bytes) got a message from rank %d of %s #%u (%llu bytes) "
-                       "holding %u of %llu bytes where %llu of %llu were expected: ranks called "
-                       "different collectives, counts, types, roots or algorithms",
-                       collie_coll_name(req->args.coll), req->call_seq,
-                       (unsigned long long)req->args.bytes, peer, collie_coll_name(m->coll),
-                       m->call_seq, (unsigned long long)m->call_bytes, h->bytes & ~SLOT_FLAGS,
-                       (unsigned long long)m->msg_bytes, (unsigned long long)want_len,
-                       (unsigned long long)want_msg);
+    collie_call_id theirs;
+    char detail[160];
+    collie_call_id_from_meta(m, h->check, &theirs);
+    snprintf(detail, sizeof detail, "its message holds %u of %llu bytes where %u of %llu were "
+             "expected (algorithm %s here)", h->bytes & ~SLOT_FLAGS,
+             (unsigned long long)m->msg_bytes, (unsigned)want_len,
+             (unsigned long long)want_msg, req->algo->name);
+    return collie_call_mismatch_req(req, peer, "sent", &theirs, detail);
 }
 
 /* A chunk of another call at the head of a channel, where either call is persistent
@@ -637,7 +640,7 @@ int collie_exec_progress(collie_request_t *req) {
         if ((st = trailing_progress(req, &moved)) < 0)
             return st;
         if (req->round == req->sched.nrounds) {
-            st = req->ntrailing ? COLLIE_TIMEOUT : COLLIE_OK;
+            st = req->ntrailing ? COLLIE_TIMEOUT : collie_no_extra_message(req);
             break;
         }
         if ((st = stage_due(req, req->round)) != COLLIE_OK)

@@ -31,9 +31,33 @@ static int world_transport(collie_transport **tp) {
     return collie_self_create(tp);
 }
 
+static int thread_level = COLLIE_THREAD_SERIALIZED;
+
+int collie_init_thread(int required, int *provided) {
+    if (required < COLLIE_THREAD_SINGLE || required > COLLIE_THREAD_MULTIPLE)
+        return collie_fail(COLLIE_ERR_ARG, "collie_init_thread: required level %d is not one of "
+                           "COLLIE_THREAD_SINGLE (0) .. COLLIE_THREAD_MULTIPLE (3)", required);
+    if (!provided)
+        return collie_fail(COLLIE_ERR_ARG, "collie_init_thread: provided (output) is NULL");
+    int st = collie_init();
+    if (st)
+        return st;
+    thread_level = required;
+    *provided = required;
+    return COLLIE_OK;
+}
+
+int collie_query_thread(int *provided) {
+    if (!provided)
+        return collie_fail(COLLIE_ERR_ARG, "collie_query_thread: provided (output) is NULL");
+    *provided = thread_level;
+    return COLLIE_OK;
+}
+
 int collie_init(void) {
     if (world)
         return collie_fail(COLLIE_ERR_ARG, "collie_init: already initialised");
+    thread_level = COLLIE_THREAD_SERIALIZED;
     collie_log_init();
     int st = collie_env_check();
     if (st)

@@ -36,6 +36,11 @@ struct collie_team {
     collie_request_t *cache[16];
     unsigned cache_next;
     struct collie_mcast *mcast;     /* multicast set up and verified at creation, or NULL */
+    bool check_calls;               /* COLLIE_CHECK=1: an agreement step before every call */
+    /* The thread inside a call on this team (owner.c): 0 when none. */
+    _Atomic uintptr_t owner;
+    unsigned owner_depth;           /* nested entries of the owner (a blocking call's start) */
+    _Atomic(const char *) owner_fn; /* the call it is in (for the other thread's message) */
 };
 
 struct collie_request {
@@ -53,6 +58,9 @@ struct collie_request {
     int status;                     /* last result (COLLIE_OK when finished) */
     uint32_t check;                 /* hash of the call, carried by every chunk */
     uint32_t check_base;            /* the part of check fixed at planning time */
+    collie_call_id id;              /* what the call is (call_id.c); seq and check unset */
+    collie_request_t *check_step;   /* COLLIE_CHECK: the agreement allreduce started first */
+    collie_request_t *checks;       /* ... and, in that allreduce, the call it checks */
     uint32_t call_seq;              /* the start's number; persistent: COLLIE_PERSISTENT_SEQ | pers_id */
     uint32_t pers_id;               /* persistent: its number among the team's persistent requests */
     uint32_t nstarts;               /* persistent: starts so far */
@@ -115,6 +123,34 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
                               const void *sendbuf, void *recvbuf, size_t count,
                               collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out);
+
+/* Call identities (call_id.c). */
+void collie_call_id_init(collie_request_t *req);   /* req->id from args, dtype, op */
+void collie_call_id_from_meta(const collie_slot_meta *m, uint32_t check, collie_call_id *id);
+const char *collie_call_describe(const collie_call_id *id, char *buf, size_t size);
+/* COLLIE_ERR_MISMATCH: "<mine> here, but rank <peer> <how> <theirs>: the ... differ". */
+int collie_call_mismatch(const collie_call_id *mine, int peer, const char *how,
+                         const collie_call_id *theirs, const char *detail);
+int collie_call_mismatch_req(const collie_request_t *req, int peer, const char *how,
+                             const collie_call_id *theirs, const char *detail);
+bool collie_board_call(const collie_transport *tp, int q, uint32_t seq, collie_call_id *out);
+void collie_board_publish(collie_request_t *req);
+/* At the end of a bcast every message of the call has been read: one more of the same
+ * call waiting from a peer means that peer believes another rank is the root (a root
+ * receives nothing; ranks of two trees meet only so): COLLIE_ERR_MISMATCH, else OK.
+ * Best effort (the message may come later: then the next call sees it). */
+int collie_no_extra_message(const collie_request_t *req);
+
+/* COLLIE_CHECK=1 (check.c): plans the agreement step of req; runs when req starts. */
+int collie_check_plan(collie_request_t *req);
+void collie_check_start(collie_request_t *req);
+int collie_check_verify(collie_request_t *step);   /* when the step finished */
+void collie_check_free(collie_request_t *req);
+
+/* One thread at a time per team (owner.c): COLLIE_OK (then leave once), or
+ * COLLIE_ERR_ARG naming the thread inside and its call; the team stays usable. */
+int collie_team_enter(collie_team_t *team, const char *fn);
+void collie_team_leave(collie_team_t *team);
 
 /* How the blocking calls wait for their request (api.c): collie_wait, or the waiting loop
  * of a layer that must keep other work moving meanwhile (libcollie_mpi: MPI's requests). */

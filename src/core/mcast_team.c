@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include <sys/random.h>
 
 #include "base/base.h"
@@ -76,6 +77,7 @@ typedef struct setup_block {
     uint64_t team_id, seed;
     uint32_t group_be;
     uint32_t port;
+    unsigned char key[MCAST_KEY_BYTES];   /* the datagrams' MAC key (never on the network) */
 } setup_block;
 
 static int draw(setup_block *b) {
@@ -88,11 +90,11 @@ static int draw(setup_block *b) {
                  (uint32_t)(1 + r[18] % 254);
     b->group_be = htonl(g);
     b->port = 20000u + ((uint32_t)r[19] << 8 | r[20]) % 40000u;
-    return COLLIE_OK;
+    return mcast_new_key(b->key);
 }
 
 static void send_probe(collie_mcast *mc, int rank) {
-    mcast_hdr h = { MCAST_MAGIC, MCAST_KIND_PROBE, mc->team_id, 0, rank, 0, 0, 0, 0, 0 };
+    mcast_hdr h = { MCAST_MAGIC, MCAST_KIND_PROBE, mc->team_id, 0, rank, 0, 0, 0, 0, 0, 0, 0, { 0 } };
     mcast_send(&mc->sock, &h, NULL);
 }
 
@@ -140,7 +142,7 @@ static int try_local(collie_team_t *team, collie_mcast *mc, const setup_block *b
                      bool *ok, char *why, size_t whylen) {
     mc->team_id = b->team_id;
     mc->seed = b->seed;
-    *opened = mcast_open(&mc->sock, team->rank, b->group_be, (uint16_t)b->port) == COLLIE_OK;
+    *opened = mcast_open(&mc->sock, team->rank, b->group_be, (uint16_t)b->port, b->key) == COLLIE_OK;
     if (!*opened)
         snprintf(why, whylen, "%s", collie_last_error());
     int st = internal_call(team, "dissemination", COLL_BARRIER, NULL, 0, COLLIE_UINT8, NULL);
@@ -203,7 +205,8 @@ int collie_mcast_team_setup(collie_team_t *team) {
     setup_block b;
     memset(&b, 0, sizeof b);
     st = team->rank == 0 ? draw(&b) : COLLIE_OK;   /* a failed draw sends zeros: group 0 */
-    if ((st = internal_call(team, "binomial", COLL_BCAST, &b, sizeof b, COLLIE_UINT8, NULL))) {
+    st = internal_call(team, "binomial", COLL_BCAST, &b, sizeof b, COLLIE_UINT8, NULL);
+    if (st) {
         free(mc);
         return st;
     }
@@ -228,6 +231,7 @@ int collie_mcast_team_setup(collie_team_t *team) {
         free(mc);
         return st;
     }
+    sodium_memzero(b.key, sizeof b.key);
     mc->frag_bytes = (uint32_t)agree[1];
     if (agree[0] != 1 && strncmp(why, "rank", 4) && opened)
         snprintf(why, sizeof why, "verification failed on another rank (its log says why)");
@@ -242,9 +246,12 @@ void collie_mcast_team_free(collie_team_t *team) {
      * (algorithms/bcast/mcast.c), so no predecessor waits for this rank. */
     collie_log(COLLIE_LOG_DEBUG, "multicast: %llu broadcasts, fragments by multicast %llu, by the "
                "chain %llu, finished by multicast %llu, datagrams dropped by injection %llu, send "
-               "errors %llu", (unsigned long long)mc->calls, (unsigned long long)mc->frags_by_mcast,
+               "errors %llu; dropped: %llu forged or corrupted (no valid MAC), %llu of older calls, "
+               "%llu duplicates", (unsigned long long)mc->calls, (unsigned long long)mc->frags_by_mcast,
                (unsigned long long)mc->frags_by_chain, (unsigned long long)mc->finished_by_mcast,
-               (unsigned long long)mc->sock.dropped, (unsigned long long)mc->sock.send_errors);
+               (unsigned long long)mc->sock.dropped, (unsigned long long)mc->sock.send_errors,
+               (unsigned long long)mc->sock.forged, (unsigned long long)mc->stale,
+               (unsigned long long)mc->duplicates);
     mcast_close(&mc->sock);
     free(mc);
     team->mcast = NULL;
@@ -258,5 +265,16 @@ bool collie_team_mcast_stats(const collie_team_t *team, uint64_t *by_mcast, uint
     *by_mcast = mc->frags_by_mcast;
     *by_chain = mc->frags_by_chain;
     *finished_by_mcast = mc->finished_by_mcast;
+    return true;
+}
+
+bool collie_team_mcast_rejects(const collie_team_t *team, uint64_t *forged, uint64_t *stale,
+                               uint64_t *duplicates) {
+    const collie_mcast *mc = team ? team->mcast : NULL;
+    if (!mc)
+        return false;
+    *forged = mc->sock.forged;
+    *stale = mc->stale;
+    *duplicates = mc->duplicates;
     return true;
 }

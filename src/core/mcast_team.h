@@ -19,6 +19,7 @@ typedef struct collie_mcast {
     bool sync_random;          /* COLLIE_MCAST_SYNC=random */
     /* Counters (COLLIE_LOG=debug prints them at finalize; tests read them). */
     uint64_t calls, frags_by_mcast, frags_by_chain, finished_by_mcast;
+    uint64_t stale, duplicates;   /* authentic datagrams dropped: of older calls, repeated */
 } collie_mcast;
 
 /* Sets up the team's multicast when COLLIE_MCAST asks for it (see mcast_team.c); every

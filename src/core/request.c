@@ -86,12 +86,15 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     sched_init(&req->sched, a->rank, a->size, a->elem_size);
     req->algo->build(&req->sched, a);
     sched_finish(&req->sched);
+    collie_call_id_init(req);
     req->check_base = call_hash(req);
     st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);
     if (!st && req->algo->driver)
         st = req->algo->driver->prepare(req);
+    if (!st && team->check_calls)
+        st = collie_check_plan(req);
     if (st) {
         collie_request_free(req);
         return st;
@@ -119,6 +122,7 @@ static uint32_t call_hash(const collie_request_t *req) {
     h = mix(h, req->args.bytes);
     h = mix(h, (uint64_t)req->args.root);
     h = mix(h, name_hash(req->algo->name));
+    h = mix(h, req->id.op);
     return mix(h, req->dtype);
 }
 
@@ -134,10 +138,7 @@ static int check_request(const collie_request_t *req, const char *fn) {
     return COLLIE_OK;
 }
 
-int collie_start(collie_request_t *req) {
-    int bad = check_request(req, "collie_start");
-    if (bad)
-        return bad;
+static int start_owned(collie_request_t *req) {
     collie_team_t *team = req->team;
     if (req->active)
         return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is already active",
@@ -149,6 +150,8 @@ int collie_start(collie_request_t *req) {
                            "with collie_%s_init to start it again)", collie_coll_name(req->args.coll),
                            collie_coll_name(req->args.coll));
     req->started = true;
+    if (req->check_step)
+        collie_check_start(req);
     if (req->args.any_order) {
         /* Matched by initialization order: the same identity on every rank whatever the
          * order of starts, the start's number making each start's messages its own. */
@@ -158,6 +161,7 @@ int collie_start(collie_request_t *req) {
     } else {
         req->call_seq = team->coll_seq++;
         req->check = mix(req->check_base, req->call_seq);
+        collie_board_publish(req);   /* in-order calls only: the history is by number */
     }
     collie_exec_restart(req);
     if (req->algo->driver)
@@ -172,6 +176,18 @@ int collie_start(collie_request_t *req) {
         team->head = req;
     team->tail = req;
     return COLLIE_OK;
+}
+
+int collie_start(collie_request_t *req) {
+    int st = check_request(req, "collie_start");
+    if (st)
+        return st;
+    st = collie_team_enter(req->team, "collie_start");
+    if (st)
+        return st;
+    st = start_owned(req);
+    collie_team_leave(req->team);
+    return st;
 }
 
 static int run_once(collie_request_t *r) {
@@ -207,6 +223,8 @@ __attribute__((noinline)) static int progress_any_order(collie_team_t *team, col
                 return collie_team_fail(team, st);
             if (st == COLLIE_OK) {
                 finish(team, prev, r);
+                if (r->checks && (st = collie_check_verify(r)) != COLLIE_OK)
+                    return collie_team_fail(team, st);
                 r = next;
                 continue;
             }
@@ -237,6 +255,8 @@ static int progress_queue(collie_team_t *team, collie_request_t *req) {
         team->head = head->next;
         if (!team->head)
             team->tail = NULL;
+        if (head->checks && (st = collie_check_verify(head)) != COLLIE_OK)
+            return collie_team_fail(team, st);
     }
     return req->status;
 }
@@ -253,15 +273,41 @@ static int silent_peer(collie_team_t *team) {
     return collie_team_fail(team, COLLIE_ERR_PEER);
 }
 
+/* A call that waits for a peer whose call of the same number is another one (different
+ * roots of a reduce: both roots wait to receive) can never finish: the board's history
+ * shows it (shm), and the error names both calls; so does a peer whose team failed.
+ * The error status (message set), or COLLIE_OK. */
+static int stalled_on_other_call(collie_team_t *team, const collie_request_t *h) {
+    collie_call_id theirs;
+    if (collie_board_call(team->tp, h->blocked_peer, h->call_seq, &theirs) && theirs.check != h->check)
+        return collie_call_mismatch_req(h, h->blocked_peer, "called", &theirs, NULL);
+    int failed = team->tp->board ? atomic_load_explicit(&team->tp->board[h->blocked_peer].failed,
+                                                        memory_order_acquire) : 0;
+    if (!failed)
+        return COLLIE_OK;
+    /* It most likely stopped because a rank died: name that rank, as it does. */
+    for (int q = 0; q < team->size; q++) {
+        int st = q == team->rank ? COLLIE_OK : team->tp->ops->check_peer(team->tp, q);
+        if (st)
+            return st;
+    }
+    return collie_fail(failed, "%s #%u waits for rank %d, which stopped after an error (%s; its "
+                       "message names the cause)", collie_coll_name(h->args.coll), h->call_seq,
+                       h->blocked_peer, collie_strerror(failed));
+}
+
 /* Checks that the peer the head request waits for still lives: COLLIE_TIMEOUT to go on
  * waiting, else req's final status.  A peer that left (finalized or died) right after
  * writing its last message to this rank is not an error: progress once more first, since
  * the message may have arrived after this rank last looked. */
 static int check_blocked_peer(collie_team_t *team, collie_request_t *req) {
     collie_request_t *h = team->head;
+    int st = h && h->blocked_peer >= 0 ? stalled_on_other_call(team, h) : COLLIE_OK;
+    if (st)
+        return collie_team_fail(team, st);
     if (!h || h->blocked_peer < 0 || team->tp->ops->check_peer(team->tp, h->blocked_peer) == COLLIE_OK)
         return COLLIE_TIMEOUT;
-    int st = progress_queue(team, req);
+    st = progress_queue(team, req);
     if (st != COLLIE_TIMEOUT)
         return st;
     h = team->head;
@@ -412,8 +458,12 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
 }
 
 int collie_request_test(collie_request_t *req, int timeout_ms) {
-    int st = test_unflushed(req, timeout_ms);
+    int st = collie_team_enter(req->team, "collie_test");
+    if (st)
+        return st;
+    st = test_unflushed(req, timeout_ms);
     collie_wake_flush(req->team->tp);
+    collie_team_leave(req->team);
     return st;
 }
 
@@ -441,6 +491,11 @@ void collie_request_free(collie_request_t *req) {
         return;
     }
     bool team_live = collie_handle_valid(req->team, COLLIE_HANDLE_TEAM);
+    collie_team_t *team = team_live ? req->team : NULL;
+    if (team && collie_team_enter(team, "collie_request_free") != COLLIE_OK) {
+        collie_log(COLLIE_LOG_ERROR, "%s; the request was not freed", collie_last_error());
+        return;
+    }
     if (req->active && team_live) {
         collie_log(COLLIE_LOG_WARN, "collie_request_free: %s request still active; waiting for it",
                    collie_coll_name(req->args.coll));
@@ -449,6 +504,7 @@ void collie_request_free(collie_request_t *req) {
     collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
     if (req->algo && req->algo->driver && team_live)
         req->algo->driver->release(req);
+    collie_check_free(req);
     sched_free(&req->sched);
     free(req->progress);
     free(req->last_seq);
@@ -462,6 +518,8 @@ void collie_request_free(collie_request_t *req) {
     free(req->busy);
     free(req->tmp_alloc);
     free(req);
+    if (team)
+        collie_team_leave(team);
 }
 
 const char *collie_request_algorithm(const collie_request_t *req) {

@@ -28,6 +28,7 @@ int collie_team_create(collie_transport *tp, collie_team_t **out) {
     t->spin_ns = spin > 0 ? (uint64_t)spin : 0;
     long long yields = collie_env_int("COLLIE_YIELDS", 32);
     t->max_yields = yields > 0 ? (int)yields : 0;
+    t->check_calls = collie_env_int("COLLIE_CHECK", 0) > 0;
     int st = collie_handle_add(t, COLLIE_HANDLE_TEAM);
     if (st) {
         free(t);
@@ -55,6 +56,8 @@ int collie_team_fail(collie_team_t *team, int status) {
     if (!team->failed) {
         team->failed = status;
         snprintf(team->fail_msg, sizeof team->fail_msg, "%s", collie_last_error());
+        if (team->tp->board)   /* peers waiting for this rank stop too (request.c) */
+            atomic_store_explicit(&team->tp->board[team->rank].failed, status, memory_order_release);
     }
     for (collie_request_t *r = team->head; r; r = r->next) {
         r->active = false;

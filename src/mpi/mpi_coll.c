@@ -12,6 +12,7 @@
  */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -55,6 +56,19 @@ static bool thread_multiple(void) {
     return level == MPI_THREAD_MULTIPLE;
 }
 
+/* MPI_Allreduce, not MPI_Iallreduce or MPI_Allreduce_init. */
+static bool blocking_call(const cm_call *c) {
+    return strncmp(c->fn, "MPI_I", 5) != 0 && !strstr(c->fn, "_init");
+}
+
+/* Says once (COLLIE_LOG=info, and COLLIE_MPI_LOG per call) what MULTIPLE changes. */
+static void log_multiple_once(const char *why) {
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        collie_log(COLLIE_LOG_INFO, "%s; calls on one communicator from two threads at once "
+                   "fail with MPI_ERR_ARG (MPI forbids them)", why);
+}
+
 static bool map_buffers(cm_call *c, const char **why) {
     int rank = 0;
     PMPI_Comm_rank(c->comm, &rank);
@@ -80,8 +94,10 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = "COLLIE_MPI=0";
         return false;
     }
-    if (thread_multiple()) {
-        *why = "MPI_THREAD_MULTIPLE";
+    if (thread_multiple() && !blocking_call(c)) {
+        *why = "MPI_THREAD_MULTIPLE: split-phase and persistent calls go to MPI (their request "
+               "table serves one thread); blocking calls are served, one thread per communicator";
+        log_multiple_once(*why);
         return false;
     }
     c->team = cm_team(c->comm, why);

@@ -11,6 +11,7 @@
  * are a few fixed strings and the reasons cm_prepare gives), gathered to rank 0 as text at
  * MPI_Finalize over MPI_COMM_WORLD (every rank calls MPI_Finalize, so the gather is safe).
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,13 @@ static void add_calls(const char *fn, const char *route, long long calls) {
     r->calls = calls;
 }
 
-void cm_log_count(const char *fn, const char *route) { add_calls(fn, route, 1); }
+/* Threads on different communicators count at once (MPI_THREAD_MULTIPLE). */
+void cm_log_count(const char *fn, const char *route) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    add_calls(fn, route, 1);
+    pthread_mutex_unlock(&lock);
+}
 
 /* This rank's rows as text, "calls\tfunction\troute\n" each. */
 static char *rows_text(int *len) {

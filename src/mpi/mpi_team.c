@@ -18,6 +18,8 @@
  * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI (the summary
  * table of COLLIE_MPI_LOG=summary is in mpi_log.c).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +39,21 @@ typedef struct comm_team {
 static int keyval = MPI_KEYVAL_INVALID;
 static comm_team *all_teams;
 static int log_on = -1;
-static unsigned segments_made;
+static _Atomic unsigned segments_made;
+/* Threads on different communicators (MPI_THREAD_MULTIPLE) share the list of records and
+ * the keyval; a team's own creation (collectives on its communicator) runs unlocked. */
+static pthread_mutex_t teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void cm_setup(void) {
-    static bool done;
-    if (done)
-        return;
-    done = true;
+static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
     collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
     log_on = cm_log_mode();
+}
+
+void cm_setup(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup_once);
 }
 
 bool cm_logging(void) { return log_on == CM_LOG_CALLS; }
@@ -84,12 +90,15 @@ void cm_log(const cm_call *c, const char *where, const char *why) {
 /* ---- the attribute ---------------------------------------------------------------------- */
 
 static bool unlink_record(comm_team *rec) {
-    for (comm_team **pp = &all_teams; *pp; pp = &(*pp)->next)
+    bool found = false;
+    pthread_mutex_lock(&teams_lock);
+    for (comm_team **pp = &all_teams; *pp && !found; pp = &(*pp)->next)
         if (*pp == rec) {
             *pp = rec->next;
-            return true;
+            found = true;
         }
-    return false;
+    pthread_mutex_unlock(&teams_lock);
+    return found;
 }
 
 static void free_record(comm_team *rec) {
@@ -196,8 +205,10 @@ static comm_team *make_record(MPI_Comm comm) {
         tp->ops->destroy(tp);
         rec->why = "cannot create the team (out of memory)";
     }
+    pthread_mutex_lock(&teams_lock);
     rec->next = all_teams;
     all_teams = rec;
+    pthread_mutex_unlock(&teams_lock);
     return rec;
 }
 
@@ -214,8 +225,10 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why) {
         return NULL;
     }
     cm_setup();
+    pthread_mutex_lock(&teams_lock);
     if (keyval == MPI_KEYVAL_INVALID)
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_team, &keyval, NULL);
+    pthread_mutex_unlock(&teams_lock);
     PMPI_Comm_get_attr(comm, keyval, &rec, &found);
     if (!found) {
         rec = make_record(comm);

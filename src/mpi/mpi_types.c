@@ -19,6 +19,7 @@
  * Everything else (MPI_LONG_DOUBLE reductions, vectors, structs with holes, ...) goes to
  * PMPI with the reason.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,9 @@ typedef struct user_op {
 
 static user_op *user_ops;   /* live ones: searched for every reduction */
 static user_op *dead_ops;   /* freed by the program, kept until MPI_Finalize */
+/* The lists and their variants may be touched by threads on different communicators
+ * (MPI_THREAD_MULTIPLE); records are never freed before MPI_Finalize. */
+static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void call_user_fn(const void *in, void *inout, size_t count, collie_dtype_t dtype, void *ctx) {
     user_variant *v = ctx;
@@ -159,6 +163,9 @@ static collie_op_t user_variant_for(user_op *u, MPI_Datatype t) {
         free(v);
         return NULL;
     }
+    /* Made lazily, so the creation order may differ between ranks (sub-communicators):
+     * collie's identity check treats every MPI user op alike (MPI cannot check them). */
+    collie_op_set_identity(v->op, COLLIE_OPID_USER_ANY);
     v->next = u->variants;
     u->variants = v;
     return v->op;
@@ -170,13 +177,16 @@ int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
         return rc;
     user_op *u = calloc(1, sizeof *u);
     if (u) {   /* without the record the op simply goes to PMPI */
+        pthread_mutex_lock(&ops_lock);
         *u = (user_op){ *op, fn, commute != 0, true, NULL, user_ops };
         user_ops = u;
+        pthread_mutex_unlock(&ops_lock);
     }
     return rc;
 }
 
 int MPI_Op_free(MPI_Op *op) {
+    pthread_mutex_lock(&ops_lock);
     for (user_op **pp = &user_ops; op && *pp; pp = &(*pp)->next)
         if ((*pp)->handle == *op) {   /* off the live list, so it stays short */
             user_op *u = *pp;
@@ -186,6 +196,7 @@ int MPI_Op_free(MPI_Op *op) {
             dead_ops = u;
             break;
         }
+    pthread_mutex_unlock(&ops_lock);
     return PMPI_Op_free(op);
 }
 
@@ -225,7 +236,9 @@ static bool map_user_op(cm_call *c, user_op *u, const char **why) {
         return false;
     }
     PMPI_Type_get_extent(c->dtype, &lb, &extent);
+    pthread_mutex_lock(&ops_lock);
     c->cop = user_variant_for(u, c->dtype);
+    pthread_mutex_unlock(&ops_lock);
     c->cdtype = collie_dtype_bytes((size_t)extent);
     c->ccount = (size_t)c->count;
     if (!c->cop || extent <= 0 || lb != 0 || !c->cdtype) {
@@ -240,7 +253,9 @@ bool cm_map_reduction(cm_call *c, const char **why) {
         *why = "negative count";
         return false;
     }
+    pthread_mutex_lock(&ops_lock);
     user_op *u = find_user_op(c->op);
+    pthread_mutex_unlock(&ops_lock);
     if (u)
         return map_user_op(c, u, why);
     c->cop = builtin_op(c->op);

@@ -23,6 +23,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <sodium.h>
+#include <stddef.h>
 
 #include "base/base.h"
 #include "transport/mcast.h"
@@ -137,9 +139,11 @@ static int join_and_bind(mcast_socket *m) {
     return st;
 }
 
-int mcast_open(mcast_socket *m, int rank, uint32_t group_be, uint16_t port) {
+int mcast_open(mcast_socket *m, int rank, uint32_t group_be, uint16_t port,
+               const unsigned char key[MCAST_KEY_BYTES]) {
     memset(m, 0, sizeof *m);
     m->rank = rank;
+    memcpy(m->key, key, MCAST_KEY_BYTES);
     m->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (m->fd < 0)
         return collie_fail(COLLIE_ERR_TRANSPORT, "multicast: socket() failed: %s", strerror(errno));
@@ -174,6 +178,7 @@ int mcast_open(mcast_socket *m, int rank, uint32_t group_be, uint16_t port) {
 }
 
 void mcast_close(mcast_socket *m) {
+    sodium_memzero(m->key, sizeof m->key);
     if (m->fd >= 0)
         close(m->fd);
     m->fd = -1;
@@ -183,13 +188,61 @@ void mcast_close(mcast_socket *m) {
 
 /* ---- datagrams ------------------------------------------------------------------------- */
 
+int mcast_new_key(unsigned char key[MCAST_KEY_BYTES]) {
+    if (sodium_init() < 0)
+        return collie_fail(COLLIE_ERR_TRANSPORT, "multicast: libsodium failed to initialise");
+    randombytes_buf(key, MCAST_KEY_BYTES);
+    return COLLIE_OK;
+}
+
+/* The datagram's one-time Poly1305 key: the first 32 bytes of ChaCha20 under the team's
+ * key and a nonce unique per datagram content — epoch, fragment, sender (root) and kind;
+ * a datagram is sent once per (epoch, fragment) by its root, and a probe again only
+ * unchanged (the construction of libsodium's ChaCha20-Poly1305). */
+static void one_time_key(const unsigned char key[MCAST_KEY_BYTES], const mcast_hdr *h,
+                         unsigned char otk[crypto_onetimeauth_KEYBYTES]) {
+    unsigned char nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = { 0 };
+    uint32_t who = ((uint32_t)h->root & 0xFFFFFFu) | (h->kind << 24);
+    memcpy(nonce, &h->epoch, 4);
+    memcpy(nonce + 4, &h->frag, 4);
+    memcpy(nonce + 8, &who, 4);
+    crypto_stream_chacha20_ietf(otk, crypto_onetimeauth_KEYBYTES, nonce, key);
+}
+
+_Static_assert(MCAST_MAC_BYTES == crypto_onetimeauth_BYTES, "the MAC is a Poly1305 tag");
+
+void mcast_mac(const unsigned char key[MCAST_KEY_BYTES], const mcast_hdr *h, const void *payload,
+               size_t len, unsigned char mac[MCAST_MAC_BYTES]) {
+    unsigned char otk[crypto_onetimeauth_KEYBYTES];
+    crypto_onetimeauth_state st;
+    one_time_key(key, h, otk);
+    crypto_onetimeauth_init(&st, otk);
+    crypto_onetimeauth_update(&st, (const unsigned char *)h, offsetof(mcast_hdr, mac));
+    if (len)
+        crypto_onetimeauth_update(&st, payload, len);
+    crypto_onetimeauth_final(&st, mac);
+    sodium_memzero(otk, sizeof otk);
+}
+
 int mcast_send(mcast_socket *m, const mcast_hdr *h, const void *payload) {
-    struct iovec iov[2] = { { (void *)h, sizeof *h }, { (void *)payload, h->len } };
+    mcast_hdr sealed = *h;
+    mcast_mac(m->key, h, payload, h->len, sealed.mac);
+    struct iovec iov[2] = { { &sealed, sizeof sealed }, { (void *)payload, h->len } };
     struct msghdr msg = { &m->group, sizeof m->group, iov, h->len ? 2 : 1, NULL, 0, 0 };
     if (sendmsg(m->fd, &msg, 0) >= 0)
         return 0;
     m->send_errors++;
     return -errno;
+}
+
+/* Is the datagram of n bytes in m->buf authentic (a valid MAC under the team's key)? */
+static bool authentic(mcast_socket *m, size_t n) {
+    const mcast_hdr *h = (const mcast_hdr *)m->buf;
+    if (n < sizeof *h)
+        return false;
+    unsigned char mac[MCAST_MAC_BYTES];
+    mcast_mac(m->key, h, h + 1, n - sizeof *h, mac);
+    return sodium_memcmp(mac, h->mac, MCAST_MAC_BYTES) == 0;
 }
 
 long mcast_recv(mcast_socket *m) {
@@ -198,10 +251,17 @@ long mcast_recv(mcast_socket *m) {
         m->held_len = 0;
         return n;
     }
-    ssize_t n = recv(m->fd, m->buf, MCAST_MAX_DATAGRAM, MSG_DONTWAIT);
-    if (n >= 0)
-        return (long)n;
-    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+    for (;;) {
+        ssize_t n = recv(m->fd, m->buf, MCAST_MAX_DATAGRAM, MSG_DONTWAIT);
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+        if (authentic(m, (size_t)n))
+            return (long)n;
+        if (m->forged++ == 0)
+            collie_log(COLLIE_LOG_INFO, "multicast: dropped a datagram of %zd bytes without a valid "
+                       "MAC on %s (forged or corrupted; counted, COLLIE_LOG=debug at finalize "
+                       "gives the totals)", n, m->ifname);
+    }
 }
 
 void mcast_hold(mcast_socket *m, size_t len) { m->held_len = len; }

@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,10 @@ typedef struct shm_block {
     struct shm_block *next;
 } shm_block;
 
+/* This process's blocks: alloc, free and find may run in threads on different teams. */
 static shm_block *blocks;
 static uint32_t next_serial;
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A peer's block mapped here. */
 typedef struct peer_map {
@@ -42,10 +46,12 @@ typedef struct peer_map {
     uint64_t last_use;
 } peer_map;
 
+/* Per thread: a mapping is used by the call that made it, in its thread, and evicted only
+ * by that thread's later mappings (threads on different teams never unmap each other's). */
 #define PEER_MAPS 64
-static peer_map maps[PEER_MAPS];
-static uint64_t map_clock;
-static bool map_failed_logged;
+static _Thread_local peer_map maps[PEER_MAPS];
+static _Thread_local uint64_t map_clock;
+static _Atomic bool map_failed_logged;
 
 void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes) {
     (void)tp;
@@ -67,38 +73,46 @@ void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes) {
     b->ptr = p;
     b->bytes = len;
     b->fd = fd;
+    pthread_mutex_lock(&blocks_lock);
     b->serial = ++next_serial;
     b->next = blocks;
     blocks = b;
+    pthread_mutex_unlock(&blocks_lock);
     return p;
 }
 
 void collie_shm_mem_free(collie_transport *tp, void *ptr) {
     (void)tp;
+    pthread_mutex_lock(&blocks_lock);
     for (shm_block **pp = &blocks; *pp; pp = &(*pp)->next) {
         if ((*pp)->ptr != ptr)
             continue;
         shm_block *b = *pp;
         *pp = b->next;
+        pthread_mutex_unlock(&blocks_lock);
         munmap(b->ptr, b->bytes);
         close(b->fd);
         free(b);
         return;
     }
+    pthread_mutex_unlock(&blocks_lock);
     collie_fail(COLLIE_ERR_ARG, "collie_free: %p was not returned by collie_alloc", ptr);
 }
 
 bool collie_shm_mem_find(collie_transport *tp, const void *ptr, uint64_t len, collie_mem_ref *ref) {
     (void)tp;
     const char *p = ptr;
-    for (const shm_block *b = blocks; b; b = b->next)
+    bool found = false;
+    pthread_mutex_lock(&blocks_lock);
+    for (const shm_block *b = blocks; b && !found; b = b->next)
         if (p >= b->ptr && p + len <= b->ptr + b->bytes) {
             ref->fd = b->fd;
             ref->serial = b->serial;
             ref->offset = (uint64_t)(p - b->ptr);
-            return true;
+            found = true;
         }
-    return false;
+    pthread_mutex_unlock(&blocks_lock);
+    return found;
 }
 
 /* Maps the owner's block into a free (or the least recently used) cache entry. */
@@ -108,10 +122,9 @@ static peer_map *map_block(int pid, const collie_mem_ref *ref) {
     int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        if (!map_failed_logged)
+        if (!atomic_exchange(&map_failed_logged, true))
             collie_log(COLLIE_LOG_INFO, "cannot map a peer's collie_alloc block (%s: %s); "
                        "reading it with process_vm_readv instead", path, strerror(errno));
-        map_failed_logged = true;
         if (fd >= 0)
             close(fd);
         return NULL;

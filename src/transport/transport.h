@@ -58,7 +58,10 @@ typedef struct collie_slot_meta {
     uint32_t map_serial;
     uint64_t map_offset;    /* ... and the data's offset in it */
     uint8_t coll;           /* the sender's collective (enum collie_coll) */
-    char pad[COLLIE_CACHELINE - 49];
+    char pad[3];
+    int32_t root;           /* the sender's root, datatype (collie_dtype_compact) and op */
+    uint32_t dtype;         /* (collie_op_identity): what its call was, to name a mismatch */
+    uint32_t op;
 } collie_slot_meta;
 _Static_assert(sizeof(collie_slot_meta) == COLLIE_CACHELINE, "slot meta is one cache line");
 
@@ -80,10 +83,25 @@ typedef struct collie_mem_ref {
     uint64_t offset;
 } collie_mem_ref;
 
+/* What a rank called, as far as every rank must agree (src/core/call_id.c): written into
+ * the board's history at every start and compared when calls disagree. */
+typedef struct collie_call_id {
+    uint64_t bytes;         /* count * element size */
+    uint32_t seq_plus1;     /* the call's sequence number on the team + 1 (0: none) */
+    uint32_t check;         /* the call's hash (request.c call_hash, with the sequence) */
+    int32_t root;
+    uint32_t dtype;         /* collie_dtype_compact */
+    uint32_t op;            /* collie_op_identity (0 for bcast and barrier) */
+    uint8_t coll;
+    uint8_t pad[3];
+} collie_call_id;
+_Static_assert(sizeof(collie_call_id) == 32, "call id is 32 bytes");
+#define COLLIE_CALL_HISTORY 4
+
 /* One rank's entry on the single-copy board (shm transport): what a direct-access call (direct_access.c)
  * needs to read and write this rank's buffers.  `ready` and `done` hold the call's
  * sequence number + 1 once the fields describe it / once this rank wrote its segment into
- * every rank's output; both only grow.  Two cache lines. */
+ * every rank's output; both only grow.  Four cache lines. */
 typedef struct collie_board_entry {
     _Atomic uint64_t ready;
     _Atomic uint64_t done;
@@ -91,9 +109,14 @@ typedef struct collie_board_entry {
     int32_t pid;
     uint64_t send_addr, recv_addr;
     collie_mem_ref send_ref, recv_ref;   /* fd < 0: not in registered memory */
-    char pad[2 * COLLIE_CACHELINE - 72];
+    uint32_t done_check;    /* the check of the call `done` was last set for */
+    _Atomic int32_t failed; /* the status this rank's team failed with (0: none) */
+    char pad[2 * COLLIE_CACHELINE - 80];
+    /* The last calls this rank started, at [seq % COLLIE_CALL_HISTORY] (written by
+     * collie_start; read when a call stalls or posted something else: request.c). */
+    collie_call_id history[COLLIE_CALL_HISTORY];
 } collie_board_entry;
-_Static_assert(sizeof(collie_board_entry) == 2 * COLLIE_CACHELINE, "board entry is two lines");
+_Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry is four lines");
 
 /* Copy cells (shm, algorithms/cells.c): every rank owns a ring of `ncells` cells of
  * `cell_bytes` in the job's segment, written only by that rank and read by all.  Cells are

@@ -70,3 +70,15 @@ const char *collie_dtype_name(collie_dtype_t dtype) {
     snprintf(buf, sizeof ring[0], "bytes%zu", collie_dtype_size(dtype));
     return buf;
 }
+
+uint32_t collie_dtype_compact(collie_dtype_t dtype) {
+    if (is_bytes(dtype))
+        return 0x80000000u | (uint32_t)(dtype & 0xFFFFFFFFull);
+    return dtype < COLLIE_DTYPE_BUILTIN_COUNT ? (uint32_t)dtype : 0;
+}
+
+collie_dtype_t collie_dtype_expand(uint32_t compact) {
+    if (compact & 0x80000000u)
+        return collie_dtype_bytes(compact & 0x7FFFFFFFu);
+    return compact;
+}

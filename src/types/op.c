@@ -1,5 +1,7 @@
 /* op.c — reduction operation handles (built-in and user-defined) and the check of which
  * (op, datatype) pairs are defined, following MPI. */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "base/base.h"
 #include "types/types.h"
@@ -8,7 +10,8 @@
 #define COMM_IDEM (COLLIE_OP_COMMUTATIVE | COLLIE_OP_IDEMPOTENT)
 
 #define BUILTIN(var, ID, flags, name) \
-    struct collie_op_s var = { COLLIE_OPID_##ID, flags, NULL, NULL, name, COLLIE_OP_MAGIC };
+    struct collie_op_s var = { COLLIE_OPID_##ID, flags, NULL, NULL, name, COLLIE_OP_MAGIC, \
+                               COLLIE_OPID_##ID + 1u };
 BUILTIN(collie_op_sum_, SUM, COMM, "sum")
 BUILTIN(collie_op_prod_, PROD, COMM, "prod")
 BUILTIN(collie_op_min_, MIN, COMM_IDEM, "min")
@@ -43,7 +46,10 @@ int collie_op_create(collie_user_fn fn, void *ctx, unsigned flags, collie_op_t *
     struct collie_op_s *p = malloc(sizeof *p);
     if (!p)
         return collie_fail(COLLIE_ERR_NOMEM, "collie_op_create: out of memory");
-    *p = (struct collie_op_s){ -1, flags, fn, ctx, "user", COLLIE_OP_MAGIC };
+    static _Atomic uint32_t created;
+    uint32_t index = atomic_fetch_add_explicit(&created, 1, memory_order_relaxed);
+    *p = (struct collie_op_s){ -1, flags, fn, ctx, "user", COLLIE_OP_MAGIC,
+                               COLLIE_OPID_USER_BASE + index % (COLLIE_OPID_USER_ANY - COLLIE_OPID_USER_BASE) };
     int st = collie_handle_add(p, COLLIE_HANDLE_OP);
     if (st) {
         free(p);
@@ -83,6 +89,28 @@ const char *collie_op_name(collie_op_t op) {
 
 bool collie_op_commutative(collie_op_t op) {
     return collie_op_valid(op) && (op->flags & COLLIE_OP_COMMUTATIVE);
+}
+
+uint32_t collie_op_identity(collie_op_t op) {
+    return collie_op_valid(op) ? op->ident : 0;
+}
+
+void collie_op_set_identity(collie_op_t op, uint32_t ident) {
+    if (collie_op_valid(op) && !is_builtin(op))
+        op->ident = ident;
+}
+
+const char *collie_op_identity_name(uint32_t ident, char *buf, size_t size) {
+    collie_op_t b = ident >= 1 && ident <= COLLIE_OPID_BUILTIN_COUNT ? collie_builtin_op((int)ident - 1) : NULL;
+    if (b)
+        snprintf(buf, size, "%s", b->name);
+    else if (ident == COLLIE_OPID_USER_ANY)
+        snprintf(buf, size, "user op");
+    else if (ident >= COLLIE_OPID_USER_BASE)
+        snprintf(buf, size, "user op #%u", ident - COLLIE_OPID_USER_BASE);
+    else
+        snprintf(buf, size, "no op");
+    return buf;
 }
 
 bool collie_op_idempotent(collie_op_t op) {

@@ -21,6 +21,7 @@ struct collie_op_s {
     void *ctx;
     const char *name;
     unsigned magic;         /* COLLIE_OP_MAGIC while valid, to catch freed/garbage handles */
+    uint32_t ident;         /* identity all ranks agree on (collie_op_identity) */
 };
 #define COLLIE_OP_MAGIC 0xC011E0F5u
 
@@ -28,6 +29,22 @@ bool collie_dtype_valid(collie_dtype_t dtype);
 bool collie_op_valid(collie_op_t op);
 bool collie_op_commutative(collie_op_t op);
 bool collie_op_idempotent(collie_op_t op);
+
+/* The op's identity, part of every call's identity (mismatches show): a built-in op's id
+ * + 1; a user op's COLLIE_OPID_USER_BASE + its creation index on this rank (so ranks that
+ * create their user ops in the same order agree); COLLIE_OPID_USER_ANY for ops whose
+ * identity is not comparable across ranks (the MPI layer's wrappers of MPI user ops,
+ * created lazily).  0 for NULL. */
+#define COLLIE_OPID_USER_BASE 0x10000u
+#define COLLIE_OPID_USER_ANY 0xFFFFFFFFu
+uint32_t collie_op_identity(collie_op_t op);
+void collie_op_set_identity(collie_op_t op, uint32_t ident);
+/* "sum", "user op #3", "user op" for an identity. */
+const char *collie_op_identity_name(uint32_t ident, char *buf, size_t size);
+
+/* A datatype in 32 bits (built-in handle, or 0x80000000 | n for bytes(n)) and back. */
+uint32_t collie_dtype_compact(collie_dtype_t dtype);
+collie_dtype_t collie_dtype_expand(uint32_t compact);
 
 /* COLLIE_OK if op is defined for dtype, else COLLIE_ERR_ARG / COLLIE_ERR_UNSUPPORTED with
  * collie_last_error() set (e.g. "op band is not defined for float64"). */

@@ -24,7 +24,7 @@
  *
  * Rank 0 broadcasts from root 0, every other rank from root 1: no rank may hang or crash;
  * each returns within COLLIE_TIMEOUT_MS + 5 s with the data (it never saw the other
- * root), COLLIE_ERR_MISMATCH saying the roots differ, or COLLIE_ERR_PEER.
+ * root), COLLIE_ERR_MISMATCH saying "the roots differ", or COLLIE_ERR_PEER.
  *
  *   collie-run -n P -- mp_mcast --lazy-successor
  *
@@ -197,7 +197,7 @@ static int mismatched_roots(void) {
     const char *msg = st ? collie_last_error() : "";
     if (st == COLLIE_OK)
         verify(buf, 5, sizeof buf, root, "mismatched roots");
-    check(st == COLLIE_OK || (st == COLLIE_ERR_MISMATCH && strstr(msg, "different roots")) ||
+    check(st == COLLIE_OK || (st == COLLIE_ERR_MISMATCH && strstr(msg, "the roots differ")) ||
           st == COLLIE_ERR_PEER, "mismatched roots: status %d (%s): %s", st, collie_strerror(st), msg);
     check(ms <= limit, "mismatched roots: the bcast returned only after %.0f ms", ms);
     printf("mp_mcast rank %d: mismatched roots: status %d after %.0f ms %s\n", rank, st, ms, msg);

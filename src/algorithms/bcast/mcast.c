@@ -38,6 +38,7 @@
  * Cost: T ≈ α_mc + nβ_mc + (nβ + α) (the forward) + penalty rounds · (α + fβ): constant
  *   in P for small n unless loss runs along the ring.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,7 +83,7 @@ static void multicast_all(collie_request_t *req) {
     for (uint32_t f = 0; f < c->nfrags; f++) {
         mcast_hdr h = { MCAST_MAGIC, MCAST_KIND_DATA, c->mc->team_id, req->call_seq,
                         req->args.root, f, c->nfrags, (uint32_t)mcast_frag_len(req, f),
-                        (uint32_t)c->frag, req->args.bytes };
+                        (uint32_t)c->frag, req->args.bytes, req->check, req->id.dtype, { 0 } };
         mcast_send(&c->mc->sock, &h, buf + (uint64_t)f * c->frag);
         c->have[f] = 1;
         if (c->next >= 0)
@@ -91,22 +92,26 @@ static void multicast_all(collie_request_t *req) {
     c->nhave = c->nfrags;
 }
 
+/* An authentic datagram (only the team's ranks hold the key) of this call number that
+ * does not fit this call: its root believes in another call. */
 static int datagram_mismatch(const collie_request_t *req, const mcast_hdr *h, long n) {
-    return collie_fail(COLLIE_ERR_MISMATCH,
-                       "bcast #%u (mcast, %llu bytes, root %d) got a datagram of the same call "
-                       "from root %d with %llu bytes, fragment %u of %u (%u bytes, datagram %ld "
-                       "bytes): ranks called different roots or counts",
-                       req->call_seq, (unsigned long long)req->args.bytes, req->args.root,
-                       h->root, (unsigned long long)h->total, h->frag, h->nfrags, h->len, n);
+    collie_call_id theirs = { .bytes = h->total, .seq_plus1 = h->epoch + 1, .check = h->check,
+                              .root = h->root, .dtype = h->dtype, .coll = COLL_BCAST };
+    char detail[128];
+    snprintf(detail, sizeof detail, "fragment %u of %u, %u bytes (datagram of %ld bytes)",
+             h->frag, h->nfrags, h->len, n);
+    return collie_call_mismatch_req(req, h->root, "multicast", &theirs, detail);
 }
 
 /* What a datagram of m->buf is for this call: -1 ignore, 0 take, 1 later call (held). */
-static int classify(const collie_request_t *req, const mcast_call *c, long n) {
+static int classify(const collie_request_t *req, mcast_call *c, long n) {
     const mcast_hdr *h = (const mcast_hdr *)c->mc->sock.buf;
     if ((size_t)n < sizeof *h || h->magic != MCAST_MAGIC || h->kind != MCAST_KIND_DATA ||
         h->team_id != c->mc->team_id)
         return -1;
     int32_t ahead = (int32_t)(h->epoch - req->call_seq);
+    if (ahead < 0)
+        c->mc->stale++;   /* late, or replayed: never taken for a later call */
     return ahead < 0 ? -1 : ahead > 0 ? 1 : 0;
 }
 
@@ -124,7 +129,8 @@ static int receive_datagrams(collie_request_t *req, bool *moved) {
             break;
         }
         const mcast_hdr *h = (const mcast_hdr *)s->buf;
-        if (h->root != req->args.root || h->total != req->args.bytes || h->nfrags != c->nfrags ||
+        if (h->check != req->check || h->root != req->args.root || h->total != req->args.bytes ||
+            h->nfrags != c->nfrags ||
             h->frag_bytes != c->frag || h->frag >= c->nfrags ||
             h->len != mcast_frag_len(req, h->frag) || (size_t)n != sizeof *h + h->len)
             return datagram_mismatch(req, h, n);
@@ -135,6 +141,8 @@ static int receive_datagrams(collie_request_t *req, bool *moved) {
         if (mcast_take_fragment(req, h->frag, h + 1, h->len)) {
             c->mc->frags_by_mcast++;
             *moved = true;
+        } else {
+            c->mc->duplicates++;
         }
     }
     if (n < 0)
