@@ -55,7 +55,9 @@ static inline void bench_usage(FILE *f) {
           "  --in-place        COLLIE_IN_PLACE (allreduce: all ranks; reduce: the root)\n"
           "  --iters N         timed calls per size (default: adaptive, ~100 ms, 10..10000)\n"
           "  --warmup N        untimed calls before each size (default 10)\n"
-          "  --mode M          persistent (default: init once, start+wait), blocking,\n"
+          "  --mode M          blocking (default: collie_allreduce ..., the plan cached),\n"
+          "                    persistent (init once, start+wait; matched by initialization\n"
+          "                    order, so the single-copy, cells and mcast drivers decline),\n"
           "                    nonblocking (i-call + wait + free), poll (i-call, then\n"
           "                    collie_test(req, 0) in a loop until done, + free)\n"
           "  --check           after timing each size, verify one call with integer inputs\n"
@@ -76,7 +78,7 @@ static inline void bench_usage(FILE *f) {
           "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"
           "A rank's time = elapsed / iters.  avg/min/max are over ranks (max, the\n"
           "slowest rank, is what MPI benchmarks report); GB/s = bytes / avg.  The algorithm\n"
-          "column is collie_request_algorithm() of a persistent request for the same call.\n"
+          "column is collie_request_algorithm() of a request planned for the same call.\n"
           "With --sync-start (the method of Hoefler et al. 2007, Fig. 5-7): every call starts\n"
           "at an instant agreed on the machine's monotonic clock (all ranks share it), the\n"
           "calls spaced by 3x the slowest back-to-back call + 300 us, ranks sleeping until the\n"
@@ -239,7 +241,7 @@ static inline const char *value_hint(const char *name) {
 static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, size_t n) {
     *o = (bench_opts){ .coll = COLL_ALLREDUCE, .min_bytes = 8, .max_bytes = 1 << 20, .step = 2,
                        .dtype = COLLIE_FLOAT64, .op = COLLIE_SUM, .opid = COLLIE_OPID_SUM,
-                       .warmup = 10, .repeat = 1 };
+                       .warmup = 10, .repeat = 1, .mode = MODE_BLOCKING };
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *eq = strchr(argv[i], '='), *val = eq ? eq + 1 : NULL;

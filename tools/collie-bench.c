@@ -104,8 +104,21 @@ static const void *send_ptr(const bench *b) {
     return in_place ? COLLIE_IN_PLACE : b->sbuf;
 }
 
+/* The request of one size: in persistent mode the collie_*_init request that is timed;
+ * in the other modes one planned like the blocking calls' cached plans (matched by start
+ * order), never started, which names the algorithm those calls run (a persistent request,
+ * matched by initialization order, may take another: drivers decline it). */
 static int init_request(const bench *b, size_t count, collie_request_t **req) {
     const bench_opts *o = &b->o;
+    if (o->mode != MODE_PERSISTENT) {
+        bool reduces = o->coll == COLL_ALLREDUCE || o->coll == COLL_REDUCE;
+        bool barrier = o->coll == COLL_BARRIER;
+        int st = collie_request_build(b->team, o->coll, reduces ? send_ptr(b) : NULL,
+                                      barrier ? NULL : b->rbuf, barrier ? 0 : count,
+                                      barrier ? COLLIE_UINT8 : o->dtype, reduces ? o->op : NULL,
+                                      o->coll == COLL_ALLREDUCE || barrier ? 0 : o->root, true, req);
+        return st;
+    }
     switch (o->coll) {
     case COLL_ALLREDUCE:
         return collie_allreduce_init(b->team, send_ptr(b), b->rbuf, count, o->dtype, o->op, req);
@@ -212,7 +225,7 @@ static void decline_reason(bench *b, const collie_request_t *req) {
         snprintf(b->why, sizeof b->why, "reason unknown");
 }
 
-/* Plans the persistent request of one size; the least state over ranks: PREP_OK,
+/* Plans the request of one size (init_request); the least state over ranks: PREP_OK,
  * PREP_FELL_BACK (reason in b->why), PREP_FAILED (forced algorithm only; under auto a
  * failure is an error).  used receives the algorithm the request runs. */
 static int prepare(bench *b, size_t count, collie_request_t **req, char *used, size_t n) {
