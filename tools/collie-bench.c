@@ -20,6 +20,7 @@
 #include "core/internal.h"
 #include "bench_check.h"
 #include "bench_opts.h"
+#include "bench_osu.h"
 #include "tool_version.h"
 
 #define TARGET_NS 100e6        /* adaptive iterations: about 100 ms per size */
@@ -42,7 +43,15 @@ typedef struct bench {
     int turn;                     /* --repeat: which turn over the algorithms (0 …) */
     uint64_t calls;               /* --fresh-data: number of the next call (the salt) */
     bool check_failed;
+    bool osu_format, osu_full;    /* --format osu, -f (bench_osu.h) */
+    bool warmed;                  /* the first row's extra warm-up is done */
+    osu_progress progress;
 } bench;
+
+/* Untimed calls before the first row of a run, on top of --warmup: the first calls of a
+ * process pay for page faults, planning and cold caches (a first 8 B row read 14 us where
+ * the next ones read 0.1 us). */
+#define FIRST_ROW_WARMUP 200
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
@@ -331,9 +340,14 @@ static void report(const bench *b, size_t count, long iters, const char *label, 
     }
     /* same widths as the header; a space before every field keeps columns apart when a
      * value outgrows its width (a call of 100 ms or more, a count of 8 digits) */
-    printf("%9llu %7zu %8ld %8.2f %8.2f %8.2f", (unsigned long long)bytes, count, iters, avg,
+    if (b->osu_format)
+        osu_row((unsigned long long)bytes, avg, mn, mx, iters, b->osu_full);
+    else
+        printf("%9llu %7zu %8ld %8.2f %8.2f %8.2f", (unsigned long long)bytes, count, iters, avg,
            mn, mx);
-    if (b->o.coll == COLL_BARRIER)
+    if (b->osu_format)
+        ;
+    else if (b->o.coll == COLL_BARRIER)
         printf("%7s  %s\n", "-", label);
     else
         printf(" %6.2f  %s\n", avg > 0 ? (double)bytes / (avg * 1e3) : 0.0, label);
@@ -435,6 +449,11 @@ static void bench_size(bench *b, size_t count) {
         return;
     }
     snprintf(label, sizeof label, state == PREP_FELL_BACK ? "(fell back to %s)" : "%s", used);
+    if (!b->warmed) {
+        run_loop(b, req, count, b->o.iters > 0 && b->o.iters < FIRST_ROW_WARMUP ? b->o.iters
+                                                                              : FIRST_ROW_WARMUP);
+        b->warmed = true;
+    }
     long iters = decide_iters(b, req, count);
     if (b->o.sync_start)
         measure_sync(b, req, count, iters);
@@ -448,6 +467,8 @@ static void bench_size(bench *b, size_t count) {
         check_size(b, req, count, used);
     collie_request_free(req);
     fflush(stdout);
+    if (b->rank == 0)
+        osu_progress_row(&b->progress);
 }
 
 static void bench_algorithm(bench *b, const char *spec) {
@@ -507,6 +528,8 @@ static void bench_interleaved(bench *b) {
 }
 
 static void print_header(const bench *b) {
+    if (b->osu_format)
+        osu_header(collie_coll_name(b->o.coll), b->osu_full);
     printf("# collie-bench %s P=%d", collie_coll_name(b->o.coll), b->P);
     if (b->o.coll != COLL_BARRIER)
         printf(" dtype=%s", collie_dtype_name(b->o.dtype));
@@ -517,7 +540,8 @@ static void print_header(const bench *b) {
     printf(" algo=%s mode=%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
            mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
            b->o.barrier_each ? " barrier-each" : "", b->o.fresh_data ? " fresh-data" : "");
-    printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
+    if (!b->osu_format)
+        printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }
 
 static void *alloc_buf(const bench *b, size_t bytes) {
@@ -564,7 +588,25 @@ static void setup(bench *b) {
         exit(1);
 }
 
+/* Rows the run will print (for the progress line). */
+static int planned_rows(const bench *b) {
+    int sizes = 0;
+    for (uint64_t bytes = b->o.min_bytes; b->o.coll != COLL_BARRIER && bytes <= b->o.max_bytes;) {
+        sizes++;
+        if (bytes > b->o.max_bytes / b->o.step)
+            break;
+        bytes = bytes ? bytes * b->o.step : 1;
+    }
+    int algos = all_mode(b) ? (int)collie_algorithm_count(b->o.coll) +
+                              (strcmp(b->o.algo, "all,auto") == 0) : 1;
+    return (sizes ? sizes : 1) * algos * (int)(all_mode(b) ? b->o.repeat : 1);
+}
+
 static void run(bench *b) {
+    b->progress.start_ns = b->progress.last_ns = collie_now_ns();
+    b->progress.total = planned_rows(b);
+    if (b->rank == 0)
+        osu_warn_oversubscribed(b->P);
     if (b->rank == 0)
         print_header(b);
     if (b->o.check && b->rank == 0 && !bench_check_possible(b->o.dtype, check_opid(b), b->P))
@@ -610,7 +652,12 @@ int main(int argc, char **argv) {
         return 0;
     char err[1200] = "";
     memset(&b, 0, sizeof b);
-    int pr = bench_parse_args(argc, argv, &b.o, err, sizeof err);
+    osu_args oa;
+    int pr = osu_translate(argc, argv, &oa, err, sizeof err) ? PARSE_OK : PARSE_ERROR;
+    if (pr == PARSE_OK)
+        pr = bench_parse_args(oa.argc, oa.argv, &b.o, err, sizeof err);
+    b.osu_format = oa.osu_format;
+    b.osu_full = oa.full;
     int st = collie_init();
     if (st != COLLIE_OK && pr != PARSE_OK)
         return finish_parse(pr, err, true);
@@ -638,6 +685,7 @@ int main(int argc, char **argv) {
     free_buf(&b, b.rbuf);
     free(b.tin);
     free(b.tout);
+    osu_args_free(&oa);
     must(&b, collie_finalize());
     return failed ? 1 : 0;
 }
