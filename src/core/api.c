@@ -133,7 +133,7 @@ static int enter(collie_team_t *team, const char *fn) {
     return bad ? bad : collie_team_enter(team, fn);
 }
 
-static int plan(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
+static int plan(collie_team_t *team, const call *c, int persistent, collie_request_t **req) {
     int st = enter(team, c->fn);
     if (st) {
         if (req)
