@@ -139,7 +139,9 @@ void collie_board_publish(collie_request_t *req) {
 }
 
 int collie_no_extra_message(const collie_request_t *req) {
-    if (req->args.coll != COLL_BCAST)
+    /* A persistent request keeps its number from start to start: a message of the same
+     * number may be the next start's, already sent by a rank that went on. */
+    if (req->args.coll != COLL_BCAST || (req->call_seq & COLLIE_PERSISTENT_SEQ))
         return COLLIE_OK;
     const collie_transport *tp = req->team->tp;
     for (int q = 0; q < tp->size; q++) {

@@ -196,10 +196,33 @@ static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) 
     return st;
 }
 
+static bool ibarrier_done(void *arg) {
+    int flag = 0;
+    PMPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+}
+
+/* The team's set-up is a series of blocking collectives on comm (split by node, name the
+ * segment, agree at every step).  A rank may arrive here while collie requests of other
+ * communicators are pending on which the other ranks still wait (they join comm's first
+ * collective only after those finish): blocked inside PMPI, this rank would not move
+ * them.  So every rank first meets the others in a nonblocking barrier, waited for in the
+ * loop that progresses collie's requests (mpi_progress.c); after it every rank of comm is
+ * in the set-up.  Always, not only with requests pending: every rank must make the same
+ * calls on comm. */
+static void meet_for_setup(MPI_Comm comm) {
+    MPI_Request r;
+    if (PMPI_Ibarrier(comm, &r) != MPI_SUCCESS)
+        return;
+    if (!cm_wait_until(ibarrier_done, &r))
+        PMPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
 static comm_team *make_record(MPI_Comm comm) {
     comm_team *rec = calloc(1, sizeof *rec);
     if (!rec)
         return NULL;
+    meet_for_setup(comm);
     collie_transport *tp = NULL;
     if (transport_of(comm, &tp, &rec->why) == COLLIE_OK && collie_team_create(tp, &rec->team) != COLLIE_OK) {
         tp->ops->destroy(tp);
