@@ -9,6 +9,13 @@
  * MPI_IN_PLACE is an error).  When collie cannot compute exactly what MPI would, the
  * call goes to the PMPI_ function unchanged.  The decision depends only on what every
  * rank passes alike (communicator, type signature, op), so all ranks take the same path.
+ *
+ * The memo: each blocking collective remembers the (communicator, datatype, op) of its
+ * last call served by collie and what it mapped to; a call with the same three goes
+ * straight to collie with a few comparisons (the 8-byte MPI_Allreduce then costs what
+ * collie_allreduce costs: bench/layer_cost.sh).  It is forgotten wherever MPI frees a
+ * communicator, a datatype or an op (their handles are reused), and not kept while
+ * COLLIE_MPI_LOG is on (the log line is written on the full path).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -49,15 +56,16 @@ static cm_call call_of(const char *fn, int coll, const void *sendbuf, void *recv
     return c;
 }
 
+/* The thread level is fixed by MPI_Init_thread: asked once. */
 static bool thread_multiple(void) {
-    int level = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&level);
+    static int level = -1;
+    if (level < 0)
+        PMPI_Query_thread(&level);
     return level == MPI_THREAD_MULTIPLE;
 }
 
 static bool map_buffers(cm_call *c, const char **why) {
-    int rank = 0;
-    PMPI_Comm_rank(c->comm, &rank);
+    int rank = c->cc->rank;
     c->csend = c->sendbuf;
     c->crecv = c->recvbuf;
     if (c->coll == COLL_ALLREDUCE && c->sendbuf == MPI_IN_PLACE)
@@ -73,10 +81,11 @@ static bool map_buffers(cm_call *c, const char **why) {
     return true;
 }
 
+/* Per call, everything comes from the records cached per communicator and datatype. */
 bool cm_prepare(cm_call *c, const char **why) {
     *why = NULL;
     cm_setup();
-    if (collie_env_int("COLLIE_MPI", 1) == 0) {
+    if (cm_disabled()) {
         *why = "COLLIE_MPI=0";
         return false;
     }
@@ -84,16 +93,17 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = "MPI_THREAD_MULTIPLE";
         return false;
     }
-    c->team = cm_team(c->comm, why);
-    if (!c->team)
+    c->cc = cm_comm_of(c->comm, why);
+    if (!c->cc)
         return false;
-    if (c->coll == COLL_REDUCE || c->coll == COLL_BCAST) {
-        int size = 0;
-        PMPI_Comm_size(c->comm, &size);
-        if (c->root < 0 || c->root >= size) {
-            *why = "root out of range";
-            return false;
-        }
+    c->team = c->cc->team;
+    if (!c->team) {
+        *why = c->cc->why;
+        return false;
+    }
+    if ((c->coll == COLL_REDUCE || c->coll == COLL_BCAST) && (c->root < 0 || c->root >= c->cc->size)) {
+        *why = "root out of range";
+        return false;
     }
     if (c->coll == COLL_ALLREDUCE || c->coll == COLL_REDUCE) {
         if (!cm_map_reduction(c, why))
@@ -105,11 +115,40 @@ bool cm_prepare(cm_call *c, const char **why) {
 }
 
 /* "collie", or "collie over shm+mpi" when the team spans nodes. */
-static const char *where(const cm_call *c) {
-    const char *name = c->team->tp->ops->name;
-    if (strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0)
-        return "collie";
-    return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
+static const char *where(const cm_call *c) { return c->cc->where; }
+
+/* ---- the memo of the blocking calls --------------------------------------------------------- */
+
+typedef struct cm_memo {
+    const cm_comm *cc;            /* NULL: empty */
+    MPI_Comm comm;
+    MPI_Datatype dtype;
+    MPI_Op op;
+    collie_dtype_t cdtype;
+    size_t mult;
+    collie_op_t cop;
+} cm_memo;
+
+static cm_memo memo[COLL_COUNT];
+
+void cm_memo_forget(void) { memset(memo, 0, sizeof memo); }
+
+static void remember(const cm_call *c) {
+    if (!cm_logging())
+        memo[c->coll] = (cm_memo){ c->cc, c->comm, c->dtype, c->op, c->cdtype, c->mult, c->cop };
+}
+
+/* The memo of coll if it matches the call, else NULL. */
+static inline const cm_memo *recall(int coll, MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, int count) {
+    const cm_memo *m = &memo[coll];
+    return m->cc && m->comm == comm && m->dtype == dtype && m->op == op && count >= 0 ? m : NULL;
+}
+
+/* A collie error on the memo's path, reported as the full path would. */
+static int memo_error(cm_call c, const cm_memo *m, int st) {
+    c.cc = m->cc;
+    c.team = m->cc->team;
+    return cm_error(&c, st);
 }
 
 /* Runs the blocking form on collie; the caller already prepared c. */
@@ -124,6 +163,8 @@ static int run_blocking(cm_call *c) {
     else
         st = collie_barrier(c->team);
     cm_log(c, where(c), NULL);
+    if (!st)
+        remember(c);
     return st ? cm_error(c, st) : MPI_SUCCESS;
 }
 
@@ -161,6 +202,13 @@ static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                   MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_ALLREDUCE, comm, dtype, op, count);
+    if (m) {
+        int st = collie_allreduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
+                                  recvbuf, (size_t)count * m->mult, m->cdtype, m->cop);
+        return st ? memo_error(call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count,
+                                       dtype, op, 0, comm), m, st) : MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -171,6 +219,14 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                int root, MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_REDUCE, comm, dtype, op, count);
+    if (m && root >= 0 && root < m->cc->size && (sendbuf != MPI_IN_PLACE || m->cc->rank == root)) {
+        bool me = m->cc->rank == root;
+        int st = collie_reduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
+                               me ? recvbuf : NULL, (size_t)count * m->mult, m->cdtype, m->cop, root);
+        return st ? memo_error(call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype,
+                                       op, root, comm), m, st) : MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -180,6 +236,12 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_BCAST, comm, dtype, MPI_OP_NULL, count);
+    if (m && root >= 0 && root < m->cc->size) {
+        int st = collie_bcast(m->cc->team, buf, (size_t)count * m->mult, m->cdtype, root);
+        return st ? memo_error(call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype,
+                                       MPI_OP_NULL, root, comm), m, st) : MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -189,6 +251,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
 }
 
 int MPI_Barrier(MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_BARRIER, comm, MPI_DATATYPE_NULL, MPI_OP_NULL, 0);
+    if (m) {
+        int st = collie_barrier(m->cc->team);
+        return st ? memo_error(call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL,
+                                       MPI_OP_NULL, 0, comm), m, st) : MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -285,7 +353,9 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 /* ---- finalize --------------------------------------------------------------------------------- */
 
 int MPI_Finalize(void) {
+    cm_memo_forget();
     cm_free_all_teams();
     cm_free_user_ops();
+    cm_free_types();
     return PMPI_Finalize();
 }

@@ -1,0 +1,129 @@
+/*
+ * mpi_ops.c — MPI reduction ops as collie sees them.
+ *
+ * The twelve built-in reduction ops map one to one to collie's (same order as
+ * COLLIE_OPID_*); which (type, op) pairs collie serves is decided per datatype
+ * (mpi_types.c).  A user op (MPI_Op_create) runs as a collie user op that calls the MPI
+ * function with the call's datatype; its commutativity is passed on, so non-commutative
+ * ops are reduced in rank order.  User ops are served for predefined datatypes: one collie
+ * op per (op, type), kept until MPI_Finalize (a freed MPI_Op handle may be reused by MPI,
+ * a collie op pointer never is; MPI_Op_free marks the record dead, so a reused handle gets
+ * a new record).
+ */
+#include <stdlib.h>
+
+#include "mpi/mpi_layer.h"
+
+/* ---- built-in ops ------------------------------------------------------------------------ */
+
+/* Address constants in Open MPI, integers in MPICH: both fit a static initializer. */
+static const MPI_Op builtin_mpi[CM_NBUILTIN_OPS] = { MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
+                                                     MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR,
+                                                     MPI_MAXLOC, MPI_MINLOC };
+static const collie_op_t builtin_collie[CM_NBUILTIN_OPS] = {
+    COLLIE_SUM, COLLIE_PROD, COLLIE_MIN, COLLIE_MAX, COLLIE_LAND, COLLIE_LOR, COLLIE_LXOR,
+    COLLIE_BAND, COLLIE_BOR, COLLIE_BXOR, COLLIE_MAXLOC, COLLIE_MINLOC };
+
+int cm_builtin_op_index(MPI_Op op) {
+    for (int i = 0; i < CM_NBUILTIN_OPS; i++)
+        if (builtin_mpi[i] == op)
+            return i;
+    return -1;
+}
+
+collie_op_t cm_builtin_op(int index) {
+    return index >= 0 && index < CM_NBUILTIN_OPS ? builtin_collie[index] : NULL;
+}
+
+/* ---- user ops --------------------------------------------------------------------------- */
+
+typedef struct user_variant {
+    MPI_Datatype dtype;            /* a predefined type */
+    MPI_User_function *fn;
+    collie_op_t op;
+    struct user_variant *next;
+} user_variant;
+
+typedef struct user_op {
+    MPI_Op handle;
+    MPI_User_function *fn;
+    bool commute;
+    bool live;                     /* false after MPI_Op_free */
+    user_variant *variants;
+    struct user_op *next;
+} user_op;
+
+static user_op *user_ops;
+
+static void call_user_fn(const void *in, void *inout, size_t count, collie_dtype_t dtype, void *ctx) {
+    (void)dtype;
+    user_variant *v = ctx;
+    int len = (int)count;
+    MPI_Datatype t = v->dtype;
+    v->fn((void *)in, inout, &len, &t);
+}
+
+static user_op *find_user_op(MPI_Op op) {
+    for (user_op *u = user_ops; u; u = u->next)
+        if (u->live && u->handle == op)
+            return u;
+    return NULL;
+}
+
+bool cm_is_user_op(MPI_Op op) { return user_ops && find_user_op(op) != NULL; }
+
+collie_op_t cm_user_op(MPI_Op op, MPI_Datatype t) {
+    user_op *u = find_user_op(op);
+    if (!u)
+        return NULL;
+    for (user_variant *v = u->variants; v; v = v->next)
+        if (v->dtype == t)
+            return v->op;
+    user_variant *v = calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    v->dtype = t;
+    v->fn = u->fn;
+    if (collie_op_create(call_user_fn, v, u->commute ? COLLIE_OP_COMMUTATIVE : 0, &v->op)) {
+        free(v);
+        return NULL;
+    }
+    v->next = u->variants;
+    u->variants = v;
+    return v->op;
+}
+
+int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
+    int rc = PMPI_Op_create(fn, commute, op);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    user_op *u = calloc(1, sizeof *u);
+    if (u) {   /* without the record the op simply goes to PMPI */
+        *u = (user_op){ *op, fn, commute != 0, true, NULL, user_ops };
+        user_ops = u;
+    }
+    return rc;
+}
+
+int MPI_Op_free(MPI_Op *op) {
+    user_op *u = op ? find_user_op(*op) : NULL;
+    if (u) {
+        u->live = false;
+        cm_memo_forget();
+    }
+    return PMPI_Op_free(op);
+}
+
+void cm_free_user_ops(void) {
+    while (user_ops) {
+        user_op *u = user_ops;
+        user_ops = u->next;
+        while (u->variants) {
+            user_variant *v = u->variants;
+            u->variants = v->next;
+            collie_op_free(v->op);
+            free(v);
+        }
+        free(u);
+    }
+}
