@@ -14,8 +14,8 @@
  * last call served by collie and what it mapped to; a call with the same three goes
  * straight to collie with a few comparisons (the 8-byte MPI_Allreduce then costs what
  * collie_allreduce costs: bench/layer_cost.sh).  It is forgotten wherever MPI frees a
- * communicator, a datatype or an op (their handles are reused), and not kept while
- * COLLIE_MPI_LOG is on (the log line is written on the full path).
+ * communicator, a datatype or an op (their handles are reused).  COLLIE_MPI_LOG=1 logs
+ * the calls served through the memo too (one more branch when it is off).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -134,8 +134,7 @@ static cm_memo memo[COLL_COUNT];
 void cm_memo_forget(void) { memset(memo, 0, sizeof memo); }
 
 static void remember(const cm_call *c) {
-    if (!cm_logging())
-        memo[c->coll] = (cm_memo){ c->cc, c->comm, c->dtype, c->op, c->cdtype, c->mult, c->cop };
+    memo[c->coll] = (cm_memo){ c->cc, c->comm, c->dtype, c->op, c->cdtype, c->mult, c->cop };
 }
 
 /* The memo of coll if it matches the call, else NULL. */
@@ -144,11 +143,13 @@ static inline const cm_memo *recall(int coll, MPI_Comm comm, MPI_Datatype dtype,
     return m->cc && m->comm == comm && m->dtype == dtype && m->op == op && count >= 0 ? m : NULL;
 }
 
-/* A collie error on the memo's path, reported as the full path would. */
-static int memo_error(cm_call c, const cm_memo *m, int st) {
+/* The end of a call served through the memo: its log line, or its error reported as the
+ * full path would. */
+static int memo_done(cm_call c, const cm_memo *m, int st) {
     c.cc = m->cc;
     c.team = m->cc->team;
-    return cm_error(&c, st);
+    cm_log(&c, m->cc->where, NULL);
+    return st ? cm_error(&c, st) : MPI_SUCCESS;
 }
 
 /* Runs the blocking form on collie; the caller already prepared c. */
@@ -206,8 +207,10 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     if (m) {
         int st = collie_allreduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
                                   recvbuf, (size_t)count * m->mult, m->cdtype, m->cop);
-        return st ? memo_error(call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count,
-                                       dtype, op, 0, comm), m, st) : MPI_SUCCESS;
+        if (st || cm_logging())
+            return memo_done(call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count,
+                                     dtype, op, 0, comm), m, st);
+        return MPI_SUCCESS;
     }
     cm_call c = call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
@@ -224,8 +227,10 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype
         bool me = m->cc->rank == root;
         int st = collie_reduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
                                me ? recvbuf : NULL, (size_t)count * m->mult, m->cdtype, m->cop, root);
-        return st ? memo_error(call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype,
-                                       op, root, comm), m, st) : MPI_SUCCESS;
+        if (st || cm_logging())
+            return memo_done(call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype,
+                                     op, root, comm), m, st);
+        return MPI_SUCCESS;
     }
     cm_call c = call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
@@ -239,8 +244,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
     const cm_memo *m = recall(COLL_BCAST, comm, dtype, MPI_OP_NULL, count);
     if (m && root >= 0 && root < m->cc->size) {
         int st = collie_bcast(m->cc->team, buf, (size_t)count * m->mult, m->cdtype, root);
-        return st ? memo_error(call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype,
-                                       MPI_OP_NULL, root, comm), m, st) : MPI_SUCCESS;
+        if (st || cm_logging())
+            return memo_done(call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype,
+                                     MPI_OP_NULL, root, comm), m, st);
+        return MPI_SUCCESS;
     }
     cm_call c = call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
@@ -254,8 +261,10 @@ int MPI_Barrier(MPI_Comm comm) {
     const cm_memo *m = recall(COLL_BARRIER, comm, MPI_DATATYPE_NULL, MPI_OP_NULL, 0);
     if (m) {
         int st = collie_barrier(m->cc->team);
-        return st ? memo_error(call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL,
-                                       MPI_OP_NULL, 0, comm), m, st) : MPI_SUCCESS;
+        if (st || cm_logging())
+            return memo_done(call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL,
+                                     MPI_OP_NULL, 0, comm), m, st);
+        return MPI_SUCCESS;
     }
     cm_call c = call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
