@@ -305,7 +305,8 @@ bool cm_map_bcast(cm_call *c, const char **why) {
     }
     const cm_dtype *d = dtype_of(c->dtype);
     if (!d || !d->contiguous) {
-        *why = d ? "datatype is not one contiguous block" : "out of memory";
+        *why = !d ? "out of memory" : d->bytes ? "datatype is not one contiguous block"
+                                              : "datatype of size zero";
         return false;
     }
     c->cdtype = COLLIE_UINT8;
