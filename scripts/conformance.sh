@@ -224,9 +224,10 @@ run_line() {
 # ---- the applications -------------------------------------------------------------------------
 
 # thermo output of a LAMMPS log: the lines from a "Step" header to "Loop time", and the
-# multi-style blocks ("---------------- Step").
+# multi-style blocks ("---------------- Step N ----- CPU = ..."), without the CPU time.
 lammps_thermo() {
-  awk '/^ *Step|^------------ Step/ { on = 1 } /^Loop time/ { on = 0 } on' "$1"
+  awk '/^ *Step|^-+ Step/ { on = 1 } /^Loop time/ { on = 0 } on' "$1" |
+    sed 's/ CPU = *[0-9.]* (sec) / /'   # the multi style's block header carries the CPU time
 }
 
 app_line() {   # app_line NAME PLAIN_RESULT PLAIN_S DROPIN_RESULT DROPIN_S DROPIN_LOG RANKS
