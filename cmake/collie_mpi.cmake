@@ -57,6 +57,7 @@ foreach(flavour openmpi mpich)
   add_library(${t} SHARED $<TARGET_OBJECTS:collie_objects> ${COLLIE_MPI_LAYER_SOURCES})
   target_include_directories(${t} PRIVATE ${COLLIE_MPI_${flavour}_INCLUDES}
     ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+  target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   # One build per MPI ABI.  MPICH's ABI (Debian's libmpich.so.12, MPICH 5's and Intel MPI's
   # libmpi.so.12): the MPI symbols (functions only: MPICH's handles are integer constants)
   # stay undefined and bind to the program's MPI library, so the preload serves every
@@ -71,7 +72,7 @@ foreach(flavour openmpi mpich)
   target_compile_options(${t} PRIVATE -fno-semantic-interposition)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME collie_mpi
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/${flavour})
-  install(TARGETS ${t} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/${flavour})
+  install(TARGETS ${t} EXPORT collieTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/${flavour})
 endforeach()
 install(FILES include/collie_mpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 message(STATUS "collie: libcollie_mpi for: ${COLLIE_MPI_FLAVOURS}")

@@ -17,8 +17,13 @@
 extern "C" {
 #endif
 
+/* The library's version (the build reads it from here; collie_version() gives the version
+ * of the library actually linked, which may differ from the header a program was built
+ * against). */
 #define COLLIE_VERSION_MAJOR 0
 #define COLLIE_VERSION_MINOR 1
+#define COLLIE_VERSION_PATCH 0
+#define COLLIE_VERSION_STRING "0.1.0"
 
 /* ---- status codes ---------------------------------------------------------------- */
 enum {
@@ -35,6 +40,8 @@ enum {
 
 const char *collie_strerror(int status);
 const char *collie_last_error(void);
+/* The linked library's version, "MAJOR.MINOR.PATCH" (COLLIE_VERSION_STRING of its build). */
+const char *collie_version(void);
 
 /* ---- teams ------------------------------------------------------------------------- */
 typedef struct collie_team collie_team_t;
@@ -113,7 +120,7 @@ int collie_bcast(collie_team_t *team, void *buf, size_t count, collie_dtype_t dt
 int collie_barrier(collie_team_t *team);
 
 /* ---- split-phase: start, then test until COLLIE_OK (timeout_ms 0 = one bounded step,
- * COLLIE_BLOCK = until done or the team's failure timeout) --------------------------------- */
+ * COLLIE_BLOCK = until done or a peer fails; below -1: COLLIE_ERR_ARG) ------------------ */
 int collie_iallreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                       collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
 int collie_ireduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,

@@ -13,11 +13,21 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(build-essential)
 command -v make >/dev/null || need+=(make)
+command -v pkg-config >/dev/null || need+=(pkg-config)   # the install test (tests/install)
 command -v python3 >/dev/null || need+=(python3)   # bench/compare (its smoke test runs in the suite)
+# The Python package's tests (tests/python): a venv of Debian's python3 with its numpy and
+# pytest; the package's extension needs Python.h; pip builds it with setuptools + wheel.
+for m in venv:python3-venv numpy:python3-numpy pytest:python3-pytest \
+         setuptools:python3-setuptools wheel:python3-wheel; do
+  /usr/bin/python3 -c "import ${m%%:*}" 2>/dev/null || need+=("${m#*:}")
+done
+[ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] \
+  || need+=(python3-dev)
 if [ "${WITH_MPI:-0}" = 1 ]; then
   command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
   command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
   python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)   # bench/compare's venv
+  /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)   # tests/python
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"

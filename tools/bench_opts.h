@@ -18,8 +18,8 @@
 #include "types/types.h"
 
 enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_ERROR = 2 };
-enum { MODE_PERSISTENT, MODE_BLOCKING, MODE_NONBLOCKING };
-static const char *const mode_names[] = { "persistent", "blocking", "nonblocking" };
+enum { MODE_PERSISTENT, MODE_BLOCKING, MODE_NONBLOCKING, MODE_POLL };
+static const char *const mode_names[] = { "persistent", "blocking", "nonblocking", "poll" };
 
 typedef struct bench_opts {
     int coll, mode, root;
@@ -54,7 +54,8 @@ static inline void bench_usage(FILE *f) {
           "  --iters N         timed calls per size (default: adaptive, ~100 ms, 10..10000)\n"
           "  --warmup N        untimed calls before each size (default 10)\n"
           "  --mode M          persistent (default: init once, start+wait), blocking,\n"
-          "                    nonblocking (i-call + wait + free)\n"
+          "                    nonblocking (i-call + wait + free), poll (i-call, then\n"
+          "                    collie_test(req, 0) in a loop until done, + free)\n"
           "  --check           after timing each size, verify one call with integer inputs\n"
           "  --per-rank        print each rank's time per call (skew) under each row\n"
           "  --sync-start      latency from a common start instead (see below)\n"
@@ -62,6 +63,7 @@ static inline void bench_usage(FILE *f) {
           "  --collie-alloc    buffers from collie_alloc (registered memory), not malloc\n"
           "  --barrier-each    a barrier before every timed call; only the calls are timed\n"
           "                    (latency of one call, no overlap between successive calls)\n"
+          "  --version         print the version and exit (as the first argument)\n"
           "Timing: per size, warm-up calls, then (adaptive) rank 0 times a few calls and\n"
           "broadcasts the iteration count; a barrier; then each rank times `iters` back-to-back\n"
           "calls (--barrier-each: each call timed alone after a barrier, the times summed).\n"
@@ -130,7 +132,7 @@ static inline int find_op(const char *s, collie_op_t *op) {
 }
 
 static inline int find_mode(const char *s) {
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < 4; m++)
         if (strcmp(s, mode_names[m]) == 0)
             return m;
     return -1;
@@ -203,7 +205,7 @@ static inline const char *value_hint(const char *name) {
         { "--dtype", "int8, int16, int32, int64, uint8..uint64, float16, bfloat16, float32, "
                      "float64" },
         { "--op", "sum, prod, min, max, land, lor, lxor, band, bor, bxor, maxloc, minloc" },
-        { "--mode", "persistent, blocking or nonblocking" },
+        { "--mode", "persistent, blocking, nonblocking or poll" },
         { "--step-factor", "an integer >= 2" },
         { "--min-bytes", "bytes, optionally with a suffix K, M, G, KiB, MiB, GiB" },
         { "--max-bytes", "bytes, optionally with a suffix K, M, G, KiB, MiB, GiB" },

@@ -20,6 +20,7 @@
 #include "core/internal.h"
 #include "bench_check.h"
 #include "bench_opts.h"
+#include "tool_version.h"
 
 #define TARGET_NS 100e6        /* adaptive iterations: about 100 ms per size */
 #define MIN_ITERS 10
@@ -149,6 +150,10 @@ static int run_once(const bench *b, collie_request_t *req, size_t count) {
     if (b->o.mode == MODE_BLOCKING)
         return call_blocking(b, count);
     st = call_nonblocking(b, count, &r);
+    if (st == COLLIE_OK && b->o.mode == MODE_POLL)
+        do
+            st = collie_test(r, 0);
+        while (st == COLLIE_TIMEOUT);
     if (st == COLLIE_OK)
         st = collie_wait(r);
     collie_request_free(r);
@@ -543,6 +548,8 @@ static int finish_parse(int pr, const char *err, bool print) {
 
 int main(int argc, char **argv) {
     bench b;
+    if (tool_version_requested(argc, argv, "collie-bench"))
+        return 0;
     char err[1200] = "";
     memset(&b, 0, sizeof b);
     int pr = bench_parse_args(argc, argv, &b.o, err, sizeof err);

@@ -30,6 +30,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "collie_run_args.h"
+#include "tool_version.h"
 #include "collie_run_tag.h"
 
 #define RUN_GRACE_S 2.0
@@ -308,17 +310,48 @@ static long find_rank(const run_job *j, pid_t pid) {
     return -1;
 }
 
-static void reap(run_job *j) {
-    int status;
+/* Reaps one exited rank without waiting: its rank (status in *status), -1 if none. */
+static long reap_one(run_job *j, int *status) {
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    while ((pid = waitpid(-1, status, WNOHANG)) > 0) {
         long r = find_rank(j, pid);
         if (r < 0)
             continue;
         j->ranks[r].alive = 0;
         j->nalive--;
+        return r;
+    }
+    return -1;
+}
+
+/* A rank that exits with an error status is often a survivor reporting that a peer was
+ * killed (it may see the death before the killed rank is reaped): for up to 300 ms, look
+ * for a rank killed by a signal and blame that one first. */
+static bool blame_killed_rank(run_job *j, long survivor) {
+    for (int i = 0; i < 60 && j->nalive > 0; i++) {
+        int status;
+        long r = reap_one(j, &status);
+        if (r >= 0 && WIFSIGNALED(status)) {
+            rank_failed(j, r, status);
+            fprintf(stderr, "collie-run: (rank %ld exited with an error after that)\n", survivor);
+            return true;
+        }
+        if (r < 0) {
+            struct timespec ts = { 0, 5000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    return false;
+}
+
+static void reap(run_job *j) {
+    int status;
+    long r;
+    while ((r = reap_one(j, &status)) >= 0) {
         int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && j->phase == RUN_RUNNING)
+        if (ok || j->phase != RUN_RUNNING)
+            continue;
+        if (WIFSIGNALED(status) || !blame_killed_rank(j, r))
             rank_failed(j, r, status);
     }
 }
@@ -471,6 +504,8 @@ static void finish(run_job *j) {
 
 int main(int argc, char **argv) {
     static run_job job;
+    if (tool_version_requested(argc, argv, "collie-run"))
+        return 0;
     int rc = parse_args(argc, argv, &job.opt);
     if (rc != 0)
         return rc > 0 ? 0 : 2;

@@ -19,6 +19,7 @@
 #include "sim/verify.h"
 #include "sim_draw.h"
 #include "sim_opts.h"
+#include "tool_version.h"
 
 #define SECONDS_PER_OP 1e-6              /* CPU time of the full run per operation, measured
                                             at P = 16384 … 65536 (docs/simulator.md) */
@@ -378,6 +379,8 @@ static int print_model(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     sim_opts o;
+    if (tool_version_requested(argc, argv, "collie-sim"))
+        return 0;
     if (argc >= 2 && !strcmp(argv[1], "model"))
         return print_model(argc, argv);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

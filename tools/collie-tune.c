@@ -27,6 +27,7 @@
 #include "select/tuning.h"
 #include "types/types.h"
 #include "tune_rules.h"
+#include "tool_version.h"
 
 #define BATCHES 5
 
@@ -48,6 +49,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: collie-run -n P collie-tune [--out FILE] [--quick] [--rules [--repeat N]\n"
                "                                   [--sizes LIST]]\n"
                "       collie-tune --check FILE\n"
+               "       collie-tune --version\n"
                "Measures alpha, beta, gamma, f_alpha, f_beta and copy through collie and writes\n"
                "the tuning file (default collie-tuning.json) for COLLIE_TUNING_FILE.\n"
                "  --out FILE  where to write the file (rank 0)\n"
@@ -275,6 +277,8 @@ static int run(tune *t) {
 
 int main(int argc, char **argv) {
     tune t = { .out = "collie-tuning.json", .repeat = 3 };
+    if (tool_version_requested(argc, argv, "collie-tune"))
+        return 0;
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         usage(stdout);
         return 0;

@@ -25,7 +25,8 @@ static void usage(FILE *f) {
             "  -n, -np P        number of ranks to start (1..%d)\n"
             "  --timeout S      kill the job after S seconds (fractional allowed), exit 124\n"
             "  --tag-output     prefix every output line with \"[rank] \"\n"
-            "  -h, --help       show this help\n",
+            "  -h, --help       show this help\n"
+            "  --version        print the version and exit\n",
             RUN_MAX_RANKS);
 }
 

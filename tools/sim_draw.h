@@ -7,7 +7,9 @@
  * sets of its elements from the symbolic verifier (src/sim/verify.h), "x0..3[8:16)" =
  * ranks 0…3 combined, elements 8…15 (when the verifier rejects the call: the element
  * range of its source, S = input, R = result buffer, T = scratch).  Bidirectional
- * messages are drawn in blue.
+ * messages are drawn in blue.  Labels never overlap (sim_draw_labels.h): where there is no
+ * room, a numbered reference stands on the arrow and the label goes to a table on the
+ * right.  A legend below the drawing explains the marks.
  */
 #ifndef COLLIE_SIM_DRAW_H
 #define COLLIE_SIM_DRAW_H
@@ -17,6 +19,7 @@
 #include <string.h>
 #include "sim/sim.h"
 #include "sim/verify.h"
+#include "sim_draw_labels.h"
 
 typedef struct draw_content {     /* what one message carries (the verifier's label) */
     int from, to;
@@ -116,7 +119,7 @@ static double draw_y(const draw_geom *g, int rank) {
     return g->top + g->row * (rank + 0.5);
 }
 
-static void draw_rounds(FILE *f, const draw_trace *d, const draw_geom *g) {
+static void draw_rounds(FILE *f, const draw_trace *d, const draw_geom *g, lbl_layout *l) {
     static const char *const fill[] = { "#eef3fb", "#fbf1e6" };
     for (size_t i = 0; i < d->nrounds; i++) {
         const sim_round_trace *r = &d->rounds[i];
@@ -124,28 +127,52 @@ static void draw_rounds(FILE *f, const draw_trace *d, const draw_geom *g) {
         fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' "
                 "stroke='#c8c8c8'/>\n", x0, y - g->row * 0.3, x1 - x0 > 2 ? x1 - x0 : 2,
                 g->row * 0.6, fill[r->round % 2]);
-        fprintf(f, "<text x='%.1f' y='%.1f' font-size='8' fill='#888'>r%u</text>\n", x0 + 2,
-                y + g->row * 0.28, r->round);
+        lbl_box b = { x0 + 2, y + g->row * 0.28 - 8, x0 + 14, y + g->row * 0.28 + 1 };
+        if (lbl_try_reserve(l, &b))   /* short rounds side by side: only the first named */
+            fprintf(f, "<text x='%.1f' y='%.1f' font-size='8' fill='#888'>r%u</text>\n", x0 + 2,
+                    y + g->row * 0.28, r->round);
     }
 }
 
-static void draw_label(FILE *f, const sim_msg_trace *m, const char *content, size_t elem,
-                       double x, double y) {
+/* The text of message m's label: its contribution set, else its buffer range. */
+static void draw_label_text(const sim_msg_trace *m, const char *content, size_t elem,
+                            char *label, size_t cap) {
     static const char buf_letter[] = { 'S', 'R', 'T' };
-    char label[256];
     if (content)
-        snprintf(label, sizeof label, "%s", content);
+        snprintf(label, cap, "%s", content);
     else if (m->bytes == 0)
-        snprintf(label, sizeof label, "notify");
+        snprintf(label, cap, "notify");
     else
-        snprintf(label, sizeof label, "%c[%llu:%llu)", m->src_buf < 3 ? buf_letter[m->src_buf] : '?',
+        snprintf(label, cap, "%c[%llu:%llu)", m->src_buf < 3 ? buf_letter[m->src_buf] : '?',
                  (unsigned long long)(m->src_off / elem),
                  (unsigned long long)((m->src_off + m->bytes) / elem));
-    fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' text-anchor='middle' fill='#333' "
-            "stroke='white' stroke-width='2.5' paint-order='stroke'>%s</text>\n", x, y, label);
 }
 
-static void draw_msgs(FILE *f, const draw_trace *d, const draw_geom *g, size_t elem) {
+static void draw_text(FILE *f, double x, double y, const char *text) {
+    fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' text-anchor='middle' fill='#333' "
+            "stroke='white' stroke-width='2.5' paint-order='stroke'>%s</text>\n", x, y, text);
+}
+
+/* Labels that did not fit on their arrows, for the table beside the drawing. */
+typedef struct draw_table {
+    char **rows;
+    int n, cap;
+    size_t widest;
+    int unplaced;           /* references that found no room on their arrow either */
+} draw_table;
+
+static void draw_table_add(draw_table *t, const sim_msg_trace *m, const char *label, bool unit) {
+    char row[320];
+    snprintf(row, sizeof row, "[%d] %d\u2192%d at %.3g: %s", t->n + 1, m->from, m->to,
+             unit ? m->start : m->start * 1e6, label);
+    t->rows = lbl_grow(t->rows, &t->cap, t->n, sizeof *t->rows);
+    t->rows[t->n++] = strdup(row);
+    size_t len = strlen(row) - 2;   /* the arrow is one glyph */
+    t->widest = len > t->widest ? len : t->widest;
+}
+
+static void draw_msgs(FILE *f, const draw_trace *d, const draw_geom *g, size_t elem,
+                      lbl_layout *l, draw_table *t, bool unit) {
     for (size_t i = 0; i < d->nmsgs; i++) {
         const sim_msg_trace *m = &d->msgs[i];
         double x0 = draw_x(g, m->start), y0 = draw_y(g, m->from);
@@ -154,15 +181,66 @@ static void draw_msgs(FILE *f, const draw_trace *d, const draw_geom *g, size_t e
         fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' "
                 "stroke-width='1.2' marker-end='url(#%s)'/>\n", x0, y0, x1, y1, color,
                 m->bidirectional ? "ab" : "ak");
-        draw_label(f, m, draw_content_of(d, m), elem, x0 + (x1 - x0) * 0.35,
-                   y0 + (y1 - y0) * 0.35 - 2);
+        char label[256], ref[16];
+        double x, y;
+        draw_label_text(m, draw_content_of(d, m), elem, label, sizeof label);
+        if (lbl_place(l, x0, y0, x1, y1, strlen(label), &x, &y)) {
+            draw_text(f, x, y, label);
+            continue;
+        }
+        draw_table_add(t, m, label, unit);
+        snprintf(ref, sizeof ref, "[%d]", t->n);
+        if (lbl_place(l, x0, y0, x1, y1, strlen(ref), &x, &y))
+            draw_text(f, x, y, ref);
+        else
+            t->unplaced++;
     }
 }
 
+/* The table of labels that did not fit, in columns as tall as the drawing, from x. */
+static double draw_table_svg(FILE *f, const draw_table *t, double x, double top, int per_col) {
+    double col_w = (double)t->widest * LBL_CHAR_W + 24;
+    if (t->n == 0)
+        return 0;
+    fprintf(f, "<text x='%.1f' y='%.1f' font-size='10' font-weight='bold'>labels with no room "
+            "on their arrow: [ref] sender\u2192receiver at start: contents</text>\n", x, top - 14);
+    for (int i = 0; i < t->n; i++)
+        fprintf(f, "<text x='%.1f' y='%.1f' font-size='9' fill='#333'>%s</text>\n",
+                x + (i / per_col) * col_w, top + (i % per_col) * LBL_H + 9, t->rows[i]);
+    return ((t->n + per_col - 1) / per_col) * col_w;
+}
+
+static void draw_legend(FILE *f, double y, const draw_table *t, bool unit) {
+    static const char *const lines[] = {
+        "arrow: one message from the sender's row to the receiver's; blue: two ranks exchange "
+        "messages at the same time",
+        "shaded box rN: round N of that rank's schedule (the operations of a round run "
+        "concurrently)",
+        "label x0..3[8:16): the message carries elements 8 to 15 combined from the inputs "
+        "of ranks 0 to 3; x{0,4}: ranks 0 and 4",
+        "without contributions: S/R/T[a:b) = elements a..b-1 of the input, result or scratch "
+        "buffer; notify = no data",
+    };
+    for (int i = 0; i < 2; i++)     /* a black and a blue arrow (no marker: not a message) */
+        fprintf(f, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='%s' stroke-width='1.2'/>"
+                "<path d='M%d,%.1f L%d,%.1f L%d,%.1f z' fill='%s'/>\n", 10 + 40 * i, y - 3,
+                40 + 40 * i, y - 3, i ? "#1f5fbf" : "#202020", 34 + 40 * i, y - 6, 42 + 40 * i,
+                y - 3, 34 + 40 * i, y, i ? "#1f5fbf" : "#202020");
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        fprintf(f, "<text x='%d' y='%.1f' font-size='10' fill='#444'>%s</text>\n", i ? 10 : 90,
+                y + 13.0 * (double)i, lines[i]);
+    fprintf(f, "<text x='10' y='%.1f' font-size='10' fill='#444'>time axis: %s%s</text>\n",
+            y + 13.0 * 4, unit ? "communication steps (one message = 1 step)" : "microseconds "
+            "(the model given with --model)", t->unplaced ? "; some references had no room "
+            "either: find them in the table by sender, receiver and time" : "");
+}
+
 static void draw_frame(FILE *f, const collie_algorithm *alg, const collie_coll_args *a,
-                       const draw_geom *g, double w, double h, double tmax, bool unit) {
+                       const draw_geom *g, double w, double h, double tmax, bool unit,
+                       double svg_w, double svg_h) {
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
-            "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n", w, h);
+            "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
+            svg_w, svg_h);
     fprintf(f, "<defs><marker id='ak' markerWidth='8' markerHeight='6' refX='8' refY='3' "
             "orient='auto'><path d='M0,0 L8,3 L0,6 z' fill='#202020'/></marker>"
             "<marker id='ab' markerWidth='8' markerHeight='6' refX='8' refY='3' "
@@ -221,11 +299,38 @@ static int sim_draw_svg(const collie_algorithm *alg, const collie_coll_args *a,
     draw_geom g = { 70, 44, a->size > 32 ? 18 : 40, 0 };
     g.scale = 1000.0 / tmax < 140 ? 1000.0 / tmax : 140;
     double w = g.left + tmax * g.scale + 40, h = g.top + g.row * a->size + 20;
-    draw_frame(f, alg, a, &g, w, h, tmax, model == NULL);
-    draw_rounds(f, &d, &g);
-    draw_msgs(f, &d, &g, a->elem_size ? a->elem_size : 1);
+    /* The drawing goes to memory first: the table's size is known only after placing. */
+    char *body = NULL;
+    size_t body_len = 0;
+    FILE *mem = open_memstream(&body, &body_len);
+    lbl_layout l;
+    lbl_init(&l, w, h);
+    lbl_box title_and_axis = { 0, 0, w, g.top - 2 };
+    lbl_reserve(&l, &title_and_axis);
+    draw_table t = { 0 };
+    draw_rounds(mem, &d, &g, &l);
+    draw_msgs(mem, &d, &g, a->elem_size ? a->elem_size : 1, &l, &t, model == NULL);
+    int per_col = (int)((h - g.top) / LBL_H) > 20 ? (int)((h - g.top) / LBL_H) : 20;
+    double table_w = t.n ? ((t.n + per_col - 1) / per_col) * ((double)t.widest * LBL_CHAR_W + 24) + 20 : 0;
+    if (t.n && table_w < 480)       /* the table's heading */
+        table_w = 480;
+    double table_h = g.top + (t.n < per_col ? t.n : per_col) * LBL_H;
+    double legend_y = (table_h > h ? table_h : h) + 20;
+    draw_frame(f, alg, a, &g, w, h, tmax, model == NULL, w + table_w, legend_y + 70);
+    fclose(mem);
+    fwrite(body, 1, body_len, f);
+    free(body);
+    draw_table_svg(f, &t, w + 10, g.top, per_col);
+    draw_legend(f, legend_y, &t, model == NULL);
     fprintf(f, "</svg>\n");
     fclose(f);
+    if (t.n)
+        printf("%s: %d labels in the table beside the drawing (no room on their arrows)\n",
+               path, t.n);
+    for (int i = 0; i < t.n; i++)
+        free(t.rows[i]);
+    free(t.rows);
+    lbl_free(&l);
     draw_free(&d);
     printf("%s: %zu messages, %.4g %s\n", path, d.nmsgs, model ? r.time * 1e6 : r.time,
            model ? "us" : "steps");

@@ -35,6 +35,7 @@ static void sim_usage(FILE *f) {
         "       collie-sim verify  --coll C --algo NAME|all --max-p N [--n LIST]\n"
         "       collie-sim draw    --coll C --algo NAME --P N [--n K] [--bytes B]\n"
         "                          [--model FILE] -o FILE.svg\n"
+        "       collie-sim --version\n"
         "  C: allreduce, reduce, bcast, barrier.  LIST: 2,3,4,8,65536; bytes take K, M, G\n"
         "  (x1024).  NAME may carry parameters: nway_dissemination:n=3.  --elem E sets the\n"
         "  element size (default 8).  Model files: key = value lines or a JSON object with\n"

@@ -102,6 +102,9 @@ void algo_bcast_root_to_all(collie_schedule *s, const collie_coll_args *a);
 
 /* Registry (registry.c). */
 const collie_algorithm *collie_algorithm_find(int coll, const char *name);
+/* COLLIE_ERR_ARG naming the valid keys for a parameter alg does not take, or naming the
+ * floor for a value below it (segments: a cache line). */
+int collie_algorithm_check_params(const collie_algorithm *alg, const collie_algo_params *p);
 size_t collie_algorithm_count(int coll);
 const collie_algorithm *collie_algorithm_at(int coll, size_t i);
 /* true when alg can serve the call; otherwise *why says why not (needs, accepts). */

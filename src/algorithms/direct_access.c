@@ -197,6 +197,19 @@ static void map_peers(collie_request_t *req, direct_state *d) {
 }
 
 static int peer_io_failed(const collie_request_t *req, int q, const char *what, int err) {
+    if (err == ESRCH) {
+        collie_transport *tp = req->team->tp;
+        if (tp->ops->check_peer(tp, q) != COLLIE_OK)   /* names why the peer left */
+            return COLLIE_ERR_PEER;
+        collie_transport_blame(tp, q);
+        return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed: rank %d (pid "
+                           "%d) died", req->args.rank, what, q, q, (int)req->team->tp->board[q].pid);
+    }
+    if (err == EFAULT || err == 0)
+        return collie_fail(COLLIE_ERR_ARG, "rank %d: %s rank %d's buffer failed (%s): rank %d's "
+                           "buffer is not accessible for %llu bytes (a count larger than its "
+                           "buffer?)", req->args.rank, what, q, err ? strerror(err) : "short "
+                           "transfer", q, (unsigned long long)req->args.bytes);
     return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed (%s); the rank "
                        "died or its memory is not accessible", req->args.rank, what, q,
                        err ? strerror(err) : "short transfer");

@@ -136,6 +136,52 @@ const collie_algorithm *collie_algorithm_find(int coll, const char *name) {
     return NULL;
 }
 
+/* The parameters an algorithm takes and their floors: a segment is at least a cache line
+ * (ring_pipelined:segment=1 would make one chunk per byte: 23 s for 256 KiB). */
+typedef struct param_rule {
+    const char *algo, *key;
+    long long min;
+    const char *floor_why;
+} param_rule;
+
+#define CACHE_LINE 64
+static const param_rule param_rules[] = {
+    { "ring_pipelined", "segment", CACHE_LINE, "a cache line" },
+    { "chain", "segment", CACHE_LINE, "a cache line" },
+    { "mcast", "segment", CACHE_LINE, "a cache line" },
+    { "bruck", "n", 1, "one port" },
+    { "nway_dissemination", "n", 1, "one port" },
+    { "hierarchical", "node", 1, "one rank per node" },
+};
+#define NPARAM_RULES (sizeof param_rules / sizeof param_rules[0])
+
+static void param_keys_of(const char *algo, char *out, size_t n) {
+    out[0] = 0;
+    for (size_t i = 0; i < NPARAM_RULES; i++)
+        if (strcmp(param_rules[i].algo, algo) == 0)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "",
+                     param_rules[i].key);
+}
+
+int collie_algorithm_check_params(const collie_algorithm *alg, const collie_algo_params *p) {
+    for (int k = 0; k < p->count; k++) {
+        const param_rule *r = NULL;
+        for (size_t i = 0; i < NPARAM_RULES && !r; i++)
+            if (strcmp(param_rules[i].algo, alg->name) == 0 && strcmp(param_rules[i].key, p->key[k]) == 0)
+                r = &param_rules[i];
+        char keys[128];
+        param_keys_of(alg->name, keys, sizeof keys);
+        if (!r)
+            return collie_fail(COLLIE_ERR_ARG, "%s algorithm %s has no parameter '%s' (%s%s)",
+                               collie_coll_name(alg->coll), alg->name, p->key[k],
+                               keys[0] ? "valid: " : "it takes none", keys);
+        if (p->value[k] < r->min)
+            return collie_fail(COLLIE_ERR_ARG, "%s:%s=%lld is below its floor of %lld (%s)",
+                               alg->name, r->key, p->value[k], r->min, r->floor_why);
+    }
+    return COLLIE_OK;
+}
+
 static bool decline(const char **why, const char *reason) {
     if (why)
         *why = reason;

@@ -30,6 +30,8 @@ const char *collie_strerror(int status) {
 
 const char *collie_last_error(void) { return last_error; }
 
+const char *collie_version(void) { return COLLIE_VERSION_STRING; }
+
 void collie_set_log_rank(int rank) { log_rank = rank; }
 
 int collie_fail(int status, const char *fmt, ...) {
@@ -79,9 +81,9 @@ long long collie_env_int(const char *name, long long def) {
         return def;
     char *end;
     errno = 0;
-    long long x = strtoll(v, &end, 0);
+    long long x = strtoll(v, &end, 10);
     if (errno || *end) {
-        collie_log(COLLIE_LOG_WARN, "ignoring %s=%s: not an integer", name, v);
+        collie_log(COLLIE_LOG_ERROR, "ignoring %s=\"%.64s\": not a whole number", name, v);
         return def;
     }
     return x;

@@ -5,6 +5,7 @@
 #define COLLIE_BASE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "collie.h"
 
@@ -22,6 +23,20 @@ void collie_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
 /* Environment: integer with default; returns def when unset, logs a warning when malformed. */
 long long collie_env_int(const char *name, long long def);
 const char *collie_env_str(const char *name, const char *def);
+/* Parses text (the value of variable name) as a whole number in [min, max] into *out;
+ * COLLIE_ERR_ARG with a message quoting the text otherwise (env.c). */
+int collie_env_parse(const char *name, const char *text, long long min, long long max,
+                     long long *out);
+/* Checks the COLLIE_* environment at collie_init (env.c): COLLIE_ERR_ARG for a malformed
+ * number or log level; unknown COLLIE_* names are warned about on stderr. */
+int collie_env_check(void);
+
+/* The registry of live handles (handles.c): a public call checks a handle here before it
+ * dereferences it, so stale and wild pointers get COLLIE_ERR_ARG, not a crash. */
+enum { COLLIE_HANDLE_TEAM = 1, COLLIE_HANDLE_REQUEST, COLLIE_HANDLE_OP };
+int collie_handle_add(const void *h, int kind);
+bool collie_handle_remove(const void *h, int kind);   /* false if h was not registered */
+bool collie_handle_valid(const void *h, int kind);
 
 /* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
 uint64_t collie_splitmix64(uint64_t *x);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/base.h"
 #include "core/internal.h"
@@ -33,11 +34,42 @@ static int rewrap(int st, const char *fn) {
     return collie_fail(st, "%s: %s", fn, msg);
 }
 
+/* Calls from this size on check that their buffers are mapped for the whole count (one
+ * msync(MS_ASYNC), which walks the mappings and writes nothing), so a count larger than
+ * the buffer is this rank's COLLIE_ERR_ARG, not a peer's failed read. */
+#define MAPPED_CHECK_BYTES (64u * 1024u)
+
+static int check_mapped(const call *c, const char *which, const void *buf, uint64_t bytes) {
+    if (bytes < MAPPED_CHECK_BYTES || !buf || buf == COLLIE_IN_PLACE)
+        return COLLIE_OK;
+    uintptr_t start = (uintptr_t)buf, end = start + bytes, lo = start & ~(uintptr_t)4095;
+    if (end < start)
+        return collie_fail(COLLIE_ERR_ARG, "%s: %s %p + %llu bytes wraps around the address "
+                           "space", c->fn, which, buf, (unsigned long long)bytes);
+    if (msync((void *)lo, end - lo, MS_ASYNC) == 0)
+        return COLLIE_OK;
+    return collie_fail(COLLIE_ERR_ARG, "%s: %s %p is not mapped for %llu bytes (count %zu of "
+                       "%s; a count larger than the buffer?)", c->fn, which, buf,
+                       (unsigned long long)bytes, c->count, collie_dtype_name(c->dtype));
+}
+
+static int check_extent(const call *c, int rank) {
+    uint64_t bytes = (uint64_t)c->count * collie_dtype_size(c->dtype);
+    bool at_root = c->coll == COLL_ALLREDUCE || c->coll == COLL_BCAST || rank == c->root;
+    int st = c->coll == COLL_BCAST ? COLLIE_OK : check_mapped(c, "sendbuf", c->sendbuf, bytes);
+    if (!st && at_root)
+        st = check_mapped(c, c->coll == COLL_BCAST ? "buf" : "recvbuf", c->recvbuf, bytes);
+    return st;
+}
+
 static int check_buffers(const call *c, int rank) {
     if (c->count == 0)
         return COLLIE_OK;
+    if (c->coll == COLL_BCAST && c->recvbuf == COLLIE_IN_PLACE)
+        return collie_fail(COLLIE_ERR_ARG, "%s: buf cannot be COLLIE_IN_PLACE (a broadcast "
+                           "is always in place)", c->fn);
     if (c->coll == COLL_BCAST)
-        return c->recvbuf ? COLLIE_OK : collie_fail(COLLIE_ERR_ARG, "%s: buf is NULL", c->fn);
+        return c->recvbuf ? check_extent(c, rank) : collie_fail(COLLIE_ERR_ARG, "%s: buf is NULL", c->fn);
     bool at_root = c->coll == COLL_ALLREDUCE || rank == c->root;
     if (!c->sendbuf)
         return collie_fail(COLLIE_ERR_ARG, "%s: sendbuf is NULL (use COLLIE_IN_PLACE to reduce "
@@ -49,12 +81,13 @@ static int check_buffers(const call *c, int rank) {
         return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf is NULL", c->fn);
     if (c->recvbuf == COLLIE_IN_PLACE)
         return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf cannot be COLLIE_IN_PLACE", c->fn);
-    return COLLIE_OK;
+    return check_extent(c, rank);
 }
 
 static int check_call(collie_team_t *team, const call *c) {
-    if (!team)
-        return collie_fail(COLLIE_ERR_ARG, "%s: team is NULL (call collie_init first)", c->fn);
+    int bad = collie_team_check(team, c->fn);
+    if (bad)
+        return bad;
     if (team->failed)
         return collie_fail(team->failed, "%s: the team failed earlier: %s", c->fn, team->fail_msg);
     if (c->coll == COLL_BARRIER)
@@ -98,7 +131,7 @@ static int start_now(collie_request_t *req) {
     int st = collie_start(req);
     if (st)
         return st;
-    st = collie_test(req, 0);
+    st = collie_request_test(req, 0);
     return st < 0 ? st : COLLIE_OK;
 }
 
@@ -152,7 +185,7 @@ static int blocking(collie_team_t *team, call *c) {
         team->cache[slot] = req;
     }
     st = collie_start(req);
-    return st ? st : collie_wait(req);
+    return st ? st : collie_request_test(req, COLLIE_BLOCK);
 }
 
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,

@@ -286,14 +286,24 @@ static int mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
                        (unsigned long long)want_msg);
 }
 
-static int direct_read(int peer, collie_slot_hdr *h, void *dst, uint64_t len) {
+static int direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void *dst,
+                       uint64_t len) {
     const collie_slot_meta *m = collie_slot_meta_of(h);
     struct iovec local = { dst, len };
     struct iovec remote = { (void *)(uintptr_t)m->addr, len };
     ssize_t got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
-    if (got < 0 && errno == ESRCH)
+    if (got < 0 && errno == ESRCH) {
+        collie_transport *tp = req->team->tp;
+        if (tp->ops->check_peer(tp, peer) != COLLIE_OK)   /* names why the peer left */
+            return COLLIE_ERR_PEER;
+        collie_transport_blame(tp, peer);
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died before this rank read its "
                            "message", peer, (int)m->pid);
+    }
+    if (got < 0 && errno == EFAULT)
+        return collie_fail(COLLIE_ERR_ARG, "rank %d's buffer at %#llx is not readable for %llu "
+                           "bytes (a count larger than its buffer?)", peer,
+                           (unsigned long long)m->addr, (unsigned long long)len);
     if (got != (ssize_t)len)
         return collie_fail(COLLIE_ERR_TRANSPORT, "single-copy read of %llu bytes from rank %d "
                            "(pid %d, address %#llx) failed: %s", (unsigned long long)len, peer,
@@ -372,7 +382,7 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
         if (op->nsrc > 1 && !scratch && !(scratch = direct_scratch(req, op->nsrc)))
             return collie_fail(COLLIE_ERR_NOMEM, "no scratch for a single-copy read");
         void *into = op->nsrc == 1 ? (void *)dst : scratch + (size_t)k * req->direct_chunk_bytes;
-        int st = direct_read(srcs[k].peer, h, into, len);
+        int st = direct_read(req, srcs[k].peer, h, into, len);
         if (st)
             return st;
         ptrs[k] = into;

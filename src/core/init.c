@@ -35,10 +35,13 @@ int collie_init(void) {
     if (world)
         return collie_fail(COLLIE_ERR_ARG, "collie_init: already initialised");
     collie_log_init();
+    int st = collie_env_check();
+    if (st)
+        return st;
     const char *rank = getenv("COLLIE_RANK");
     if (rank)
         collie_set_log_rank(atoi(rank));
-    int st = collie_select_init_from_env();
+    st = collie_select_init_from_env();
     if (st)
         return st;
     collie_transport *tp = NULL;

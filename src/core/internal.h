@@ -22,6 +22,8 @@ struct collie_team {
     uint64_t spin_ns;               /* poll this long before sleeping */
     int max_yields;                 /* then give the core away this often before sleeping */
     uint32_t polls;                 /* collie_test(req, 0) calls that found nothing to do */
+    uint32_t idle_polls;            /* ... in a row that moved nothing (then they yield) */
+    uint64_t poll_end_ns;           /* when the last yielding poll returned */
     /* Set by the executor when the head request waits: a word that changes when it may go
      * on (a slot's seq, a channel's consumed counter), and the value it waits for. */
     const _Atomic uint64_t *wait_word;
@@ -81,6 +83,8 @@ void collie_exec_restart(collie_request_t *req);
 int collie_exec_progress(collie_request_t *req);
 
 /* Requests (request.c). */
+/* collie_test without the handle checks, for requests the library holds (plan cache). */
+int collie_request_test(collie_request_t *req, int timeout_ms);
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
                          bool persistent, collie_request_t **out);
@@ -95,6 +99,8 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
 int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);
 int collie_team_fail(collie_team_t *team, int status);  /* marks it failed, returns status */
+/* COLLIE_ERR_ARG (message names fn) unless team is a live team (not NULL, not finalized). */
+int collie_team_check(const collie_team_t *team, const char *fn);
 
 /* Where collie_init gets its world when collie-run did not start the program (init.c):
  * libcollie_mpi installs one that builds the transport from MPI_COMM_WORLD.  create may

@@ -43,6 +43,11 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     collie_request_t *req = calloc(1, sizeof *req);
     if (!req)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a request");
+    int st = collie_handle_add(req, COLLIE_HANDLE_REQUEST);
+    if (st) {
+        free(req);
+        return st;
+    }
     collie_coll_args *a = &req->args;
     a->coll = coll;
     a->rank = team->rank;
@@ -68,6 +73,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     req->algo = alg ? alg : choose(a);
     if (!req->algo) {
         bool commutative = a->commutative;
+        collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
         free(req);
         return collie_fail(COLLIE_ERR_UNSUPPORTED, "no %s algorithm accepts this call (%zu elements, "
                            "%s op)", collie_coll_name(coll), count,
@@ -77,7 +83,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     req->algo->build(&req->sched, a);
     sched_finish(&req->sched);
     req->check_base = call_hash(req);
-    int st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
+    st = req->sched.error ? collie_fail(req->sched.error, "building the %s schedule failed",
                                             req->algo->name)
                               : collie_exec_prepare(req);
     if (!st && req->algo->driver)
@@ -112,9 +118,22 @@ static uint32_t call_hash(const collie_request_t *req) {
     return mix(h, req->dtype);
 }
 
-int collie_start(collie_request_t *req) {
+/* COLLIE_ERR_ARG unless req is a live request whose team is live. */
+static int check_request(const collie_request_t *req, const char *fn) {
     if (!req)
-        return collie_fail(COLLIE_ERR_ARG, "collie_start: request is NULL");
+        return collie_fail(COLLIE_ERR_ARG, "%s: request is NULL", fn);
+    if (!collie_handle_valid(req, COLLIE_HANDLE_REQUEST))
+        return collie_fail(COLLIE_ERR_ARG, "%s: %p is not a live request (freed already?)", fn,
+                           (const void *)req);
+    if (!collie_handle_valid(req->team, COLLIE_HANDLE_TEAM))
+        return collie_fail(COLLIE_ERR_ARG, "%s: the request's team was finalized", fn);
+    return COLLIE_OK;
+}
+
+int collie_start(collie_request_t *req) {
+    int bad = check_request(req, "collie_start");
+    if (bad)
+        return bad;
     collie_team_t *team = req->team;
     if (req->active)
         return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is already active",
@@ -166,7 +185,8 @@ static int progress_queue(collie_team_t *team, collie_request_t *req) {
 
 static int silent_peer(collie_team_t *team) {
     collie_request_t *h = team->head;
-    collie_fail(COLLIE_ERR_PEER, "timed out after %llu ms waiting for rank %d (%s in %s #%u, "
+    collie_transport_blame(team->tp, h->blocked_peer);
+    collie_fail(COLLIE_ERR_PEER, "timed out: no progress for %llu ms (COLLIE_TIMEOUT_MS) waiting for rank %d (%s in %s #%u, "
                 "round %u of %u, algorithm %s)",
                 (unsigned long long)(team->timeout_ns / 1000000ull), h->blocked_peer,
                 h->blocked_on_credit ? "to take a message" : "to send a message",
@@ -252,10 +272,46 @@ static void watch_word(const collie_team_t *team) {
 /* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
 #define POLLS_PER_CLOCK 32
 
+/* Unproductive polls (collie_test(req, 0) that moved nothing) after which every further
+ * one gives the core away: soon when ranks outnumber cores (the peers being waited for
+ * need this core), later otherwise (a peer may be descheduled by other load).  After
+ * POLL_NAP_AFTER more, a poll that follows the previous one at once (a tight polling loop,
+ * not computation between polls) naps on the transport until a peer writes to this rank,
+ * at most POLL_NAP_NS: on a loaded machine a rank that only yields still competes for the
+ * cores its peers need. */
+#define IDLE_POLLS_OVERSUBSCRIBED 2
+#define IDLE_POLLS 32
+#define POLL_NAP_AFTER 64
+#define POLL_NAP_NS 100000ull
+#define POLL_TIGHT_NS 20000ull
+
+/* One pure poll: progress; after a few that moved nothing, sched_yield, then short naps. */
+static int poll_once(collie_team_t *team, collie_request_t *req) {
+    collie_request_t *head = team->head;
+    uint64_t moves = head ? head->moves : 0;
+    int st = progress_queue(team, req);
+    if (st != COLLIE_TIMEOUT || team->head != head || (head && head->moves != moves)) {
+        team->idle_polls = 0;
+        return st;
+    }
+    uint32_t limit = team->tp->oversubscribed ? IDLE_POLLS_OVERSUBSCRIBED : IDLE_POLLS;
+    if (++team->idle_polls < limit)
+        return st;
+    collie_wake_flush(team->tp);
+    uint64_t now = collie_now_ns();
+    bool tight = now - team->poll_end_ns < POLL_TIGHT_NS;
+    if (team->idle_polls < limit + POLL_NAP_AFTER || !tight)
+        sched_yield();
+    else
+        st = sleep_once(team, req, now + POLL_NAP_NS);
+    team->poll_end_ns = collie_now_ns();
+    return st;
+}
+
 /* Waits for req as collie_test does; returns with wakes still to flush. */
 static int test_unflushed(collie_request_t *req, int timeout_ms) {
     collie_team_t *team = req->team;
-    int st = progress_queue(team, req);
+    int st = timeout_ms == 0 ? poll_once(team, req) : progress_queue(team, req);
     if (st != COLLIE_TIMEOUT)
         return st;
     /* A pure poll checks for stalls and dead peers only every 64th time (clock reads). */
@@ -297,25 +353,43 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
     }
 }
 
-int collie_test(collie_request_t *req, int timeout_ms) {
-    if (!req)
-        return collie_fail(COLLIE_ERR_ARG, "collie_test: request is NULL");
+int collie_request_test(collie_request_t *req, int timeout_ms) {
     int st = test_unflushed(req, timeout_ms);
     collie_wake_flush(req->team->tp);
     return st;
 }
 
-int collie_wait(collie_request_t *req) { return collie_test(req, COLLIE_BLOCK); }
+int collie_test(collie_request_t *req, int timeout_ms) {
+    int st = check_request(req, "collie_test");
+    if (st)
+        return st;
+    if (timeout_ms < COLLIE_BLOCK)
+        return collie_fail(COLLIE_ERR_ARG, "collie_test: timeout %d ms is negative (use 0 to "
+                           "poll, a positive number of ms, or COLLIE_BLOCK)", timeout_ms);
+    return collie_request_test(req, timeout_ms);
+}
+
+int collie_wait(collie_request_t *req) {
+    int st = check_request(req, "collie_wait");
+    return st ? st : collie_request_test(req, COLLIE_BLOCK);
+}
 
 void collie_request_free(collie_request_t *req) {
     if (!req)
         return;
-    if (req->active) {
+    if (!collie_handle_valid(req, COLLIE_HANDLE_REQUEST)) {
+        collie_fail(COLLIE_ERR_ARG, "collie_request_free: %p is not a live request (freed "
+                    "twice?)", (void *)req);
+        return;
+    }
+    bool team_live = collie_handle_valid(req->team, COLLIE_HANDLE_TEAM);
+    if (req->active && team_live) {
         collie_log(COLLIE_LOG_WARN, "collie_request_free: %s request still active; waiting for it",
                    collie_coll_name(req->args.coll));
-        collie_wait(req);
+        collie_request_test(req, COLLIE_BLOCK);
     }
-    if (req->algo && req->algo->driver)
+    collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
+    if (req->algo && req->algo->driver && team_live)
         req->algo->driver->release(req);
     sched_free(&req->sched);
     free(req->progress);
@@ -333,5 +407,5 @@ void collie_request_free(collie_request_t *req) {
 }
 
 const char *collie_request_algorithm(const collie_request_t *req) {
-    return req && req->algo ? req->algo->name : NULL;
+    return collie_handle_valid(req, COLLIE_HANDLE_REQUEST) && req->algo ? req->algo->name : NULL;
 }

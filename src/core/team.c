@@ -20,21 +20,29 @@ int collie_team_create(collie_transport *tp, collie_team_t **out) {
     t->rank = tp->rank;
     t->size = tp->size;
     t->tp = tp;
-    long long ms = collie_env_int("COLLIE_TIMEOUT_MS", 60000);
+    /* Waits last as long as the peers live (like MPI); COLLIE_TIMEOUT_MS is an opt-in
+     * watchdog that also fails a call whose peers live but make no progress. */
+    long long ms = collie_env_int("COLLIE_TIMEOUT_MS", 0);
     t->timeout_ns = ms > 0 ? (uint64_t)ms * 1000000ull : 0;
     long long spin = collie_env_int("COLLIE_SPIN_NS", tp->oversubscribed ? 0 : 100000);
     t->spin_ns = spin > 0 ? (uint64_t)spin : 0;
     long long yields = collie_env_int("COLLIE_YIELDS", 32);
     t->max_yields = yields > 0 ? (int)yields : 0;
+    int st = collie_handle_add(t, COLLIE_HANDLE_TEAM);
+    if (st) {
+        free(t);
+        return st;
+    }
     *out = t;
     return COLLIE_OK;
 }
 
 void collie_team_destroy(collie_team_t *team) {
-    if (!team)
+    if (!collie_handle_valid(team, COLLIE_HANDLE_TEAM))
         return;
     for (unsigned i = 0; i < sizeof team->cache / sizeof team->cache[0]; i++)
         collie_request_free(team->cache[i]);
+    collie_handle_remove(team, COLLIE_HANDLE_TEAM);
     collie_mcast_team_free(team);
     if (team->tp)
         team->tp->ops->destroy(team->tp);
@@ -55,25 +63,41 @@ int collie_team_fail(collie_team_t *team, int status) {
     return status;
 }
 
-bool collie_team_multicast(const collie_team_t *team) { return team && team->mcast; }
-
-bool collie_team_single_copy(const collie_team_t *team) {
-    return team && team->tp->board && team->tp->direct_ok;
+int collie_team_check(const collie_team_t *team, const char *fn) {
+    if (!team)
+        return collie_fail(COLLIE_ERR_ARG, "%s: team is NULL (call collie_init first)", fn);
+    if (!collie_handle_valid(team, COLLIE_HANDLE_TEAM))
+        return collie_fail(COLLIE_ERR_ARG, "%s: %p is not a live team (used after "
+                           "collie_finalize?)", fn, (const void *)team);
+    return COLLIE_OK;
 }
 
-int collie_rank(const collie_team_t *team) { return team ? team->rank : COLLIE_ERR_ARG; }
-int collie_size(const collie_team_t *team) { return team ? team->size : COLLIE_ERR_ARG; }
+bool collie_team_multicast(const collie_team_t *team) {
+    return collie_handle_valid(team, COLLIE_HANDLE_TEAM) && team->mcast;
+}
+
+bool collie_team_single_copy(const collie_team_t *team) {
+    return collie_handle_valid(team, COLLIE_HANDLE_TEAM) && team->tp->board && team->tp->direct_ok;
+}
+
+int collie_rank(const collie_team_t *team) {
+    int st = collie_team_check(team, "collie_rank");
+    return st ? st : team->rank;
+}
+
+int collie_size(const collie_team_t *team) {
+    int st = collie_team_check(team, "collie_size");
+    return st ? st : team->size;
+}
 
 void *collie_alloc(collie_team_t *team, size_t bytes) {
-    if (!team) {
-        collie_fail(COLLIE_ERR_ARG, "collie_alloc: team is NULL");
+    if (collie_team_check(team, "collie_alloc"))
         return NULL;
-    }
     return team->tp->ops->mem_alloc(team->tp, bytes);
 }
 
 void collie_free(collie_team_t *team, void *ptr) {
-    if (!team || !ptr)
+    if (!ptr || collie_team_check(team, "collie_free"))
         return;
     team->tp->ops->mem_free(team->tp, ptr);
 }

@@ -362,6 +362,7 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 /* ---- finalize --------------------------------------------------------------------------------- */
 
 int MPI_Finalize(void) {
+    cm_log_summary();
     cm_memo_forget();
     cm_free_all_teams();
     cm_free_user_ops();

@@ -2,6 +2,7 @@
  * mpi_layer.h — internals of libcollie_mpi, the PMPI interposition layer (src/mpi/).
  *
  * mpi_team.c      a collie team per communicator (cached as an MPI attribute), logging
+ * mpi_log.c       COLLIE_MPI_LOG: a line per call, or a summary table at MPI_Finalize
  * mpi_types.c     MPI datatypes → collie datatypes (or a reason not to), cached per handle
  * mpi_ops.c       MPI ops → collie ops: the built-ins, user ops
  * mpi_cache.c     the map from MPI handles to the layer's records
@@ -94,8 +95,9 @@ typedef struct cm_call {
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
-extern int cm_log_on;                 /* COLLIE_MPI_LOG=1 (read by cm_setup) */
+extern int cm_log_on;                 /* COLLIE_MPI_LOG mode (read by cm_setup): CM_LOG_* */
 extern bool cm_off;                   /* COLLIE_MPI=0 */
+/* Any logging (a line per call, or the summary): the call goes through cm_log. */
 static inline bool cm_logging(void) { return cm_log_on > 0; }
 static inline bool cm_disabled(void) { return cm_off; }
 /* The record of comm (its team: shm on one node, shm+mpi across nodes, or the reason collie
@@ -107,11 +109,16 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* A shm transport over comm, whose ranks share a node (collective). */
 int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
 void cm_log_line(const cm_call *c, const char *where, const char *why);
-/* Logs the call (COLLIE_MPI_LOG=1): where it ran and why it went to PMPI. */
+/* Logs the call (COLLIE_MPI_LOG): where it ran and why it went to PMPI. */
 static inline void cm_log(const cm_call *c, const char *where, const char *why) {
     if (cm_logging())
         cm_log_line(c, where, why);
 }
+/* COLLIE_MPI_LOG (mpi_log.c): off, a line per call, or a table at MPI_Finalize. */
+enum { CM_LOG_OFF = 0, CM_LOG_CALLS = 1, CM_LOG_SUMMARY = 2 };
+int cm_log_mode(void);
+void cm_log_count(const char *fn, const char *route);   /* for the summary */
+void cm_log_summary(void);            /* at MPI_Finalize, collective over MPI_COMM_WORLD */
 void cm_free_all_teams(void);         /* at MPI_Finalize */
 
 /* Types (mpi_types.c): true when collie computes exactly what MPI would. */

@@ -18,7 +18,8 @@
  * (mpi_transport_mixed.c), on which the hierarchical algorithms are chosen.
  *
  * Also here: collie_team_from_mpi, the world provider for collie_init under mpirun, and
- * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI.
+ * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI (the summary
+ * table of COLLIE_MPI_LOG=summary is in mpi_log.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ void cm_setup(void) {
     done = true;
     collie_log_init();
     collie_select_init_from_env();
-    cm_log_on = collie_env_int("COLLIE_MPI_LOG", 0) != 0;
+    cm_log_on = cm_log_mode();
     cm_off = collie_env_int("COLLIE_MPI", 1) == 0;
 }
 
@@ -57,6 +58,13 @@ static int world_rank(void) {
 }
 
 void cm_log_line(const cm_call *c, const char *where, const char *why) {
+    if (cm_log_on == CM_LOG_SUMMARY) {
+        char route[160];
+        snprintf(route, sizeof route, "%s%s%s%s", where, why ? " (" : "", why ? why : "",
+                 why ? ")" : "");
+        cm_log_count(c->fn, route);
+        return;
+    }
     char tname[MPI_MAX_OBJECT_NAME] = "-";
     int len = 0;
     if (c->coll != COLL_BARRIER && c->dtype != MPI_DATATYPE_NULL)
@@ -291,6 +299,7 @@ static void world_finalize(void) {
     if (!initialised_mpi)
         return;
     initialised_mpi = false;
+    cm_log_summary();
     cm_free_all_teams();
     cm_free_user_ops();
     cm_free_types();

@@ -31,6 +31,10 @@ static void fail(parser *p, const char *fmt, ...) {
     if (n >= 0 && (size_t)n < p->errsz)
         vsnprintf(p->err + n, p->errsz - (size_t)n, fmt, ap);
     va_end(ap);
+    /* The message quotes the file: no control characters or stray bytes reach a terminal. */
+    for (char *c = p->err; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
 }
 
 static void skip_ws(parser *p) {
@@ -55,11 +59,12 @@ static json_node *parse_value(parser *p);
 static int hex4(parser *p) {
     int v = 0;
     for (int i = 0; i < 4; i++) {
-        char c = *p->s++;
-        if (!isxdigit((unsigned char)c)) {
+        char c = *p->s;
+        if (!isxdigit((unsigned char)c)) {   /* never steps over the terminating NUL */
             fail(p, "bad \\u escape in a string");
             return -1;
         }
+        p->s++;
         v = v * 16 + (isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10));
     }
     return v;
@@ -83,7 +88,9 @@ static size_t put_utf8(char *o, int cp) {
 
 static size_t unescape(parser *p, char *o) {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-    char c = *p->s++;
+    char c = *p->s;
+    if (c)                                  /* never steps over the terminating NUL */
+        p->s++;
     const char *k = c ? strchr(from, c) : NULL;
     if (k) {
         *o = to[k - from];
@@ -97,10 +104,19 @@ static size_t unescape(parser *p, char *o) {
     return 0;
 }
 
+/* The bytes of the string starting at s up to its closing quote (or where it breaks off);
+ * its value is never longer (an escape of n bytes stands for at most n). */
+static size_t string_extent(const char *s) {
+    size_t n = 0;
+    while (s[n] && s[n] != '"' && s[n] != '\n')
+        n += s[n] == '\\' && s[n + 1] ? 2 : 1;
+    return n;
+}
+
 /* p->s is at the opening quote. */
 static char *parse_string(parser *p) {
     const char *start = ++p->s;
-    size_t cap = strcspn(start, "\"\n") * 3 + 4;   /* \u may expand to 3 bytes */
+    size_t cap = string_extent(start) + 4;
     char *out = malloc(cap), *o = out;
     if (!out) {
         fail(p, "out of memory");
@@ -270,7 +286,8 @@ static json_node *parse_value(parser *p) {
 json_node *json_parse(const char *text, char *err, size_t errsz) {
     parser p = { .s = text, .line = 1, .err = err, .errsz = errsz };
     json_node *root = parse_value(&p);
-    skip_ws(&p);
+    if (root)
+        skip_ws(&p);
     if (root && *p.s) {
         fail(&p, "unexpected text after the end of the document");
         json_free(root);

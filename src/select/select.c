@@ -41,7 +41,10 @@ int collie_force_algorithm(int coll, const char *spec) {
     int st = collie_parse_algo_spec(spec, name, sizeof name, &params);
     if (st)
         return st;
-    if (!collie_algorithm_find(coll, name)) {
+    const collie_algorithm *alg = collie_algorithm_find(coll, name);
+    if (alg && (st = collie_algorithm_check_params(alg, &params)) != COLLIE_OK)
+        return st;
+    if (!alg) {
         char list[512] = "";
         for (size_t i = 0; i < collie_algorithm_count(coll); i++) {
             strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);

@@ -4,11 +4,14 @@
  * model entries and the rules; rules with an unknown algorithm are skipped with a warning.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "core/core.h"
@@ -222,6 +225,10 @@ static bool parse_rule(ctx *c, const json_node *n) {
                    alg->line, collie_coll_name(r->coll), alg->str);
         return true;
     }
+    if (collie_algorithm_check_params(r->alg, &r->params) != COLLIE_OK) {
+        const char *m = collie_last_error(), *colon = strstr(m, ": ");
+        return bad(c, n->line, "%s", strncmp(m, "rank ", 5) == 0 && colon ? colon + 2 : m);
+    }
     c->t->nrules++;
     return true;
 }
@@ -270,24 +277,64 @@ int collie_tuning_parse(collie_tuning *t, const char *text, const char *name, ch
     return ok ? 0 : -1;
 }
 
-static char *read_all(const char *path, char *err, size_t errsz) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (!f) {
-        snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
+#define TUNING_MAX_BYTES (16u << 20)
+
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Reads fd (a regular file of `size` bytes) whole; NULL when it changed size meanwhile. */
+static char *read_fd(int fd, size_t size, size_t *len) {
+    char *buf = malloc(size + 1);
+    *len = 0;
+    while (buf && *len <= size) {
+        ssize_t n = read(fd, buf + *len, size + 1 - *len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        *len += (size_t)n;
+    }
+    if (buf && *len > size) {   /* it grew while being read */
+        free(buf);
         return NULL;
     }
-    for (size_t n = 1; n > 0; len += n) {
-        if (len + 4096 + 1 > cap && !(buf = realloc(buf, cap = 2 * cap + 8192)))
-            break;
-        n = fread(buf + len, 1, 4096, f);
-    }
-    fclose(f);
     if (buf)
-        buf[len] = 0;
-    else
-        snprintf(err, errsz, "%s: out of memory", path);
+        buf[*len] = 0;
+    return buf;
+}
+
+/* The file, which must be a regular file of at most TUNING_MAX_BYTES without NUL bytes. */
+static char *read_all(const char *path, char *err, size_t errsz) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    if (!S_ISREG(st.st_mode))
+        snprintf(err, errsz, "%s: is %s, not a tuning file", path, file_kind(st.st_mode));
+    else if (st.st_size > (off_t)TUNING_MAX_BYTES)
+        snprintf(err, errsz, "%s: %lld bytes is larger than a tuning file may be (%u MiB)", path,
+                 (long long)st.st_size, TUNING_MAX_BYTES >> 20);
+    else if (!(buf = read_fd(fd, (size_t)st.st_size, &len)))
+        snprintf(err, errsz, "%s: cannot read it whole (out of memory, or it changed while read)",
+                 path);
+    close(fd);
+    const char *nul = buf ? memchr(buf, 0, len) : NULL;
+    if (nul) {
+        int line = 1;
+        for (const char *c = buf; c < nul; c++)
+            line += *c == '\n';
+        snprintf(err, errsz, "%s:%d: a NUL byte (not a text file)", path, line);
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 
@@ -302,6 +349,9 @@ int collie_tuning_load(collie_tuning *t, const char *path, char *err, size_t err
     }
     int st = collie_tuning_parse(t, text, path, err, errsz);
     free(text);
+    for (char *c = err; st && *c; c++)   /* messages quote the file: no raw control bytes */
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+            *c = '?';
     return st;
 }
 

@@ -59,7 +59,8 @@ typedef struct shm_ctrl {
     _Atomic uint32_t doorbell;    /* futex word */
     _Atomic uint32_t sleeping;
     uint64_t probe_addr;          /* address of a word with value SHM_MAGIC in that process */
-    char pad[COLLIE_CACHELINE - 24];
+    _Atomic int32_t cause;        /* when it left: 1 + the rank whose failure made it leave */
+    char pad[COLLIE_CACHELINE - 28];
 } shm_ctrl;
 
 typedef struct shm_impl {
@@ -123,21 +124,41 @@ static bool process_dead(int pid) {
     return p && (p[2] == 'Z' || p[2] == 'X');
 }
 
+/* peer left because rank `culprit` failed: name the culprit, not the survivor. */
+static int left_because(collie_transport *tp, int peer, int culprit) {
+    collie_transport_blame(tp, culprit);
+    if (culprit == tp->rank)
+        return collie_fail(COLLIE_ERR_PEER, "rank %d left because this rank made no progress "
+                           "(stopped or silent past its watchdog COLLIE_TIMEOUT_MS)", peer);
+    int pid = atomic_load(&ctrl_of(tp, culprit)->pid);
+    if (culprit != tp->rank && process_dead(pid))
+        return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died (rank %d saw it and left "
+                           "while this rank waited for it)", culprit, pid, peer);
+    return collie_fail(COLLIE_ERR_PEER, "rank %d failed or stayed silent (rank %d saw it and "
+                       "left while this rank waited for it)", culprit, peer);
+}
+
 static int shm_check_peer(collie_transport *tp, int peer) {
     shm_ctrl *c = ctrl_of(tp, peer);
     int state = atomic_load(&c->state);
+    int cause = atomic_load(&c->cause);
+    if (state == RANK_FINALIZED && cause > 0 && cause <= tp->size)
+        return left_because(tp, peer, cause - 1);
     if (state == RANK_FINALIZED)
         return collie_fail(COLLIE_ERR_PEER, "rank %d already called collie_finalize while this "
                            "rank still waits for it", peer);
     int pid = atomic_load(&c->pid);
-    if (process_dead(pid))
+    if (process_dead(pid)) {
+        collie_transport_blame(tp, peer);
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died", peer, pid);
+    }
     return COLLIE_OK;
 }
 
 static void shm_destroy(collie_transport *tp) {
     shm_impl *im = tp->impl;
-    if (im && im->base) {
+    if (im && im->base && im->ctrl) {
+        atomic_store(&im->ctrl[tp->rank].cause, tp->blame);
         atomic_store(&im->ctrl[tp->rank].state, RANK_FINALIZED);
         munmap(im->base, im->bytes);
     }
@@ -197,10 +218,18 @@ static void decide_direct_thresholds(shm_header *h, int size) {
         h->direct_mid_min = UINT64_MAX;        /* 0: off */
 }
 
-static int create_segment(shm_impl *im, int size, uint32_t nslots, uint32_t slot_bytes) {
-    if (nslots < 2 || nslots > 1024 || (nslots & (nslots - 1)) || slot_bytes < 64 || slot_bytes > (64u << 20) || slot_bytes % 64)
-        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%u / COLLIE_SHM_SLOT_BYTES=%u: need a power "
-                           "of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)", nslots, slot_bytes);
+/* The text of an environment variable for a message. */
+static const char *env_text(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? v : "(default)";
+}
+
+static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
+    if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
+        return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
+                           "a power of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)",
+                           env_text("COLLIE_SHM_SLOTS"), env_text("COLLIE_SHM_SLOT_BYTES"));
+    uint32_t nslots = (uint32_t)slots, slot_bytes = (uint32_t)sbytes;
     im->bytes = segment_bytes(size, nslots, slot_bytes);
     int fd = shm_open(im->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
@@ -267,14 +296,43 @@ static int open_segment(shm_impl *im, uint64_t deadline) {
     return COLLIE_OK;
 }
 
-static int wait_count(_Atomic int32_t *counter, int want, uint64_t deadline, const char *what) {
-    while (atomic_load(counter) < want) {
-        if (collie_now_ns() > deadline)
-            return collie_fail(COLLIE_ERR_PEER, "timed out after %d of %d ranks %s",
-                               (int)atomic_load(counter), want, what);
-        pause_briefly();
+/* A rank that attached and then died (or a zombie): its rank, else -1. */
+static int dead_attached_rank(collie_transport *tp) {
+    shm_impl *im = tp->impl;
+    for (int r = 0; r < tp->size; r++)
+        if (r != tp->rank && atomic_load(&im->ctrl[r].state) == RANK_ALIVE &&
+            process_dead(atomic_load(&im->ctrl[r].pid)))
+            return r;
+    return -1;
+}
+
+/* Waits until *counter reaches want: fails at the deadline (COLLIE_TIMEOUT_MS, if set) or
+ * as soon as a rank that attached has died (checked every 100 ms).  A failing rank unlinks
+ * the segment: no rank can use it any more, and rank 0 may be the one that died. */
+static int wait_count(collie_transport *tp, _Atomic int32_t *counter, int want,
+                      uint64_t deadline, const char *what) {
+    shm_impl *im = tp->impl;
+    uint64_t next_check = collie_now_ns() + 100000000ull;
+    int st = COLLIE_OK;
+    while (atomic_load(counter) < want && !st) {
+        uint64_t now = collie_now_ns();
+        if (now > deadline)
+            st = collie_fail(COLLIE_ERR_PEER, "timed out (COLLIE_TIMEOUT_MS) after %d of %d "
+                             "ranks %s", (int)atomic_load(counter), want, what);
+        if (!st && now > next_check) {
+            next_check = now + 100000000ull;
+            int dead = dead_attached_rank(tp);
+            if (dead >= 0)
+                st = collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died while %d of %d ranks "
+                                 "%s", dead, (int)atomic_load(&im->ctrl[dead].pid),
+                                 (int)atomic_load(counter), want, what);
+        }
+        if (!st)
+            pause_briefly();
     }
-    return COLLIE_OK;
+    if (st)
+        shm_unlink(im->name);
+    return st;
 }
 
 /* Can this rank read another process's memory (process_vm_readv)? */
@@ -296,7 +354,7 @@ static int attach(collie_transport *tp, uint64_t deadline) {
     me->probe_addr = (uint64_t)(uintptr_t)&probe_word;
     atomic_store(&me->state, RANK_ALIVE);
     atomic_fetch_add(&im->hdr->attached, 1);
-    int st = wait_count(&im->hdr->attached, tp->size, deadline, "attached to the shared memory");
+    int st = wait_count(tp, &im->hdr->attached, tp->size, deadline, "attached to the shared memory");
     if (tp->rank == 0)
         shm_unlink(im->name);
     if (st)
@@ -305,7 +363,7 @@ static int attach(collie_transport *tp, uint64_t deadline) {
     if (want_direct && !probe_direct(tp))
         atomic_store(&im->hdr->direct_failed, 1);
     atomic_fetch_add(&im->hdr->probed, 1);
-    st = wait_count(&im->hdr->probed, tp->size, deadline, "probed single-copy reads");
+    st = wait_count(tp, &im->hdr->probed, tp->size, deadline, "probed single-copy reads");
     tp->direct_ok = want_direct && !atomic_load(&im->hdr->direct_failed);
     return st;
 }
@@ -360,9 +418,8 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
     shm_impl *im = tp->impl;
     int st = COLLIE_OK;
     if (cfg->rank == 0)
-        st = create_segment(im, cfg->size, (uint32_t)collie_env_int("COLLIE_SHM_SLOTS", 8),
-                            (uint32_t)collie_env_int("COLLIE_SHM_SLOT_BYTES",
-                                                     cfg->size > 64 ? 4096 : 16384));
+        st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", 8),
+                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384));
     st = agree(cfg, st, "create the shared memory");
     if (st)
         return st;
@@ -405,8 +462,11 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->by_reference_max_call_bytes =
         (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 4 << 20);
     snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
-    uint64_t timeout_ms = (uint64_t)collie_env_int("COLLIE_TIMEOUT_MS", 60000);
-    uint64_t deadline = collie_now_ns() + (timeout_ms ? timeout_ms : 3600000ull) * 1000000ull;
+    /* Like MPI_Init, set-up waits for ranks that have not arrived yet as long as the ranks
+     * that did are alive; COLLIE_TIMEOUT_MS (opt-in) bounds it. */
+    long long timeout_ms = collie_env_int("COLLIE_TIMEOUT_MS", 0);
+    uint64_t deadline = timeout_ms > 0 ? collie_now_ns() + (uint64_t)timeout_ms * 1000000ull
+                                       : UINT64_MAX;
     int st = create_or_open(tp, cfg, deadline);
     if (!st)
         st = attach(tp, deadline);

@@ -155,8 +155,18 @@ typedef struct collie_transport {
      * (algorithms/bcast/mcast.c); discard_total is their sum. */
     uint64_t *discard;
     uint64_t discard_total;
+    /* 1 + the rank whose death or silence failed this rank's team (0: none).  The shm
+     * transport publishes it when this rank leaves, so a peer that waited for this rank
+     * names the original culprit, not this survivor (collie_transport_blame). */
+    int blame;
     void *impl;
 } collie_transport;
+
+/* Records that peer's death or silence failed this rank (the first culprit stays). */
+static inline void collie_transport_blame(collie_transport *tp, int peer) {
+    if (!tp->blame && peer >= 0 && peer < tp->size)
+        tp->blame = peer + 1;
+}
 
 /* Notes that `peer` may have to be woken (a notification or a credit for it was stored). */
 static inline void collie_wake_later(collie_transport *tp, int peer) {

@@ -44,23 +44,37 @@ int collie_op_create(collie_user_fn fn, void *ctx, unsigned flags, collie_op_t *
     if (!p)
         return collie_fail(COLLIE_ERR_NOMEM, "collie_op_create: out of memory");
     *p = (struct collie_op_s){ -1, flags, fn, ctx, "user", COLLIE_OP_MAGIC };
+    int st = collie_handle_add(p, COLLIE_HANDLE_OP);
+    if (st) {
+        free(p);
+        return st;
+    }
     *op = p;
     return COLLIE_OK;
 }
 
+/* By address only: a wild pointer is never dereferenced. */
 static bool is_builtin(collie_op_t op) {
-    return op->id >= 0 && collie_builtin_op(op->id) == op;
+    for (int i = 0; i < COLLIE_OPID_BUILTIN_COUNT; i++)
+        if (collie_builtin_op(i) == op)
+            return true;
+    return false;
 }
 
 void collie_op_free(collie_op_t op) {
-    if (!op || is_builtin(op) || op->magic != COLLIE_OP_MAGIC)
+    if (!op || is_builtin(op))
         return;
+    if (!collie_handle_remove(op, COLLIE_HANDLE_OP)) {
+        collie_fail(COLLIE_ERR_ARG, "collie_op_free: %p is not a live user operation (freed "
+                    "twice?)", (void *)op);
+        return;
+    }
     op->magic = 0;
     free(op);
 }
 
 bool collie_op_valid(collie_op_t op) {
-    return op && op->magic == COLLIE_OP_MAGIC;
+    return op && (is_builtin(op) || collie_handle_valid(op, COLLIE_HANDLE_OP));
 }
 
 const char *collie_op_name(collie_op_t op) {

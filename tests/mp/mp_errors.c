@@ -159,12 +159,13 @@ int main(int argc, char **argv)
 {
     err_ctx e = { 0 };
     if (argc != 3) {
-        fprintf(stderr, "usage: mp_errors args|mismatch|dead|silent DIR\n");
+        fprintf(stderr, "usage: mp_errors args|mismatch|dead|silent|misuse|compute|poll|killed|"
+                "stopped DIR\n");
         return 2;
     }
     const char *mode = argv[1], *tmo = getenv("COLLIE_TIMEOUT_MS");
     e.dir = argv[2];
-    e.timeout_ms = tmo ? atol(tmo) : 60000;
+    e.timeout_ms = tmo ? atol(tmo) : 0;     /* 0: no watchdog (the default) */
     int st = collie_init();
     if (st != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
@@ -177,6 +178,11 @@ int main(int argc, char **argv)
            : strcmp(mode, "mismatch") == 0   ? err_test_mismatch(&e)
            : strcmp(mode, "dead") == 0       ? err_test_dead(&e)
            : strcmp(mode, "silent") == 0     ? err_test_silent(&e)
+           : strcmp(mode, "misuse") == 0     ? err_test_misuse(&e)
+           : strcmp(mode, "compute") == 0    ? err_test_compute(&e)
+           : strcmp(mode, "poll") == 0       ? err_test_poll(&e)
+           : strcmp(mode, "killed") == 0     ? err_test_killed(&e)
+           : strcmp(mode, "stopped") == 0    ? err_test_stopped(&e)
                                              : 2;
     if (rc == 0 && e.rank == 0)
         printf("mp_errors %s P=%d: passed\n", mode, e.size);

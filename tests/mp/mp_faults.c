@@ -18,18 +18,12 @@
 
 #define SLACK_MS 2500.0
 
-typedef struct outcome {
-    int status;
-    double ms;
-    char msg[512];
-} outcome;
-
 static void path_of(const err_ctx *e, const char *mode, int rank, char *out, size_t outsz)
 {
     snprintf(out, outsz, "%s/%s_r%d.txt", e->dir, mode, rank);
 }
 
-static void write_outcome(err_ctx *e, const char *mode, const outcome *o)
+void write_outcome(err_ctx *e, const char *mode, const outcome *o)
 {
     char path[512], tmp[600];
     path_of(e, mode, e->rank, path, sizeof path);
@@ -61,7 +55,7 @@ static bool read_outcome(const err_ctx *e, const char *mode, int rank, outcome *
 }
 
 /* Rank 0: waits for the outcomes of ranks [0, n); false if some never came. */
-static bool gather(err_ctx *e, const char *mode, int n, outcome *all)
+bool gather(err_ctx *e, const char *mode, int n, outcome *all)
 {
     double deadline = err_now_ms() + 3.0 * (double)e->timeout_ms + 10000.0;
     for (int r = 0; r < n; r++) {
@@ -79,7 +73,7 @@ static bool gather(err_ctx *e, const char *mode, int n, outcome *all)
 }
 
 /* True when msg contains "rank N" for the given N (any N != self when want < 0). */
-static bool names_rank(const char *msg, int want, int self)
+bool names_rank(const char *msg, int want, int self)
 {
     for (const char *p = msg; (p = strstr(p, "rank ")) != NULL; p += 5) {
         char *end;

@@ -72,6 +72,21 @@ draw)
     grep -q '>x{0,4}<' "$TMP/pe.svg" && grep -q '>x{0\.\.1,4}<' "$TMP/pe.svg" \
         || fail "no labels x{0,4}, x{0..1,4}: $(grep -o '>x[^<]*<' "$TMP/pe.svg")"
     ;;
+draw_labels)
+    # labels never overlap, from 2 to 64 ranks, with contribution sets and byte ranges;
+    # every message keeps its label, on its arrow or in the table beside the drawing
+    here=$(dirname "$0")
+    for spec in "ring 2 16" "ring 5 40" "pairwise_exchange 5 8" "bruck 16 64" "ring 8 2048" \
+                "recursive_doubling 64 512" "ring 32 256"; do
+        set -- $spec
+        "$SIM" draw --coll allreduce --algo "$1" --P "$2" --bytes "$3" -o "$TMP/l.svg" > /dev/null \
+            || fail "$spec: exit status"
+        python3 "$here/check_draw_labels.py" "$TMP/l.svg" || fail "$spec"
+    done
+    "$SIM" draw --coll bcast --algo binomial --P 13 --bytes 64 -o "$TMP/b.svg" > /dev/null || fail "bcast"
+    python3 "$here/check_draw_labels.py" "$TMP/b.svg" || fail "bcast binomial 13"
+    grep -q 'arrow: one message' "$TMP/b.svg" || fail "no legend"
+    ;;
 predict_auto)
     out=$("$SIM" predict --coll allreduce --algo auto --P 2,8 --bytes 8,16M --csv) || fail "exit"
     n=$(echo "$out" | grep -c '^auto,.*,chose [a-z_]*$')

@@ -44,7 +44,7 @@ static const char *good =
     "     \"op_class\": \"noncommutative\", \"algorithm\": \"binomial\"},\n"
     "    {\"coll\": \"allreduce\", \"algorithm\": \"no_such_algorithm\"},\n"
     "    {\"coll\": \"allreduce\", \"p_min\": 2, \"bytes_min\": 64, \"op_class\": \"commutative\",\n"
-    "     \"algorithm\": \"ring\", \"params\": {\"x\": 7}},\n"
+    "     \"algorithm\": \"ring_pipelined\", \"params\": {\"segment\": 4096}},\n"
     "    {\"coll\": \"allreduce\", \"algorithm\": \"recursive_doubling\"},\n"
     "    {\"coll\": \"bcast\", \"algorithm\": \"chain\", \"params\": {\"segment\": 4096}}\n"
     "  ]\n"
@@ -59,8 +59,9 @@ static void test_good(void) {
     sim_model def;
     sim_model_default(&def);
     CHECK(tun.models[0].model.gamma == def.gamma);   /* not given: default */
-    CHECK(strcmp(tun.rules[1].alg->name, "ring") == 0 && tun.rules[1].line == 11);
-    CHECK(tun.rules[1].params.count == 1 && collie_param(&tun.rules[1].params, "x", 0) == 7);
+    CHECK(strcmp(tun.rules[1].alg->name, "ring_pipelined") == 0 && tun.rules[1].line == 11);
+    CHECK(tun.rules[1].params.count == 1 &&
+          collie_param(&tun.rules[1].params, "segment", 0) == 4096);
     CHECK(tun.rules[3].coll == COLL_BCAST);
 }
 
@@ -124,8 +125,18 @@ static void test_bad(void) {
     expect_bad("{\"schema\": 1, \"comment\": \"open\n\"}", 1, "unterminated string");
     expect_bad("{\"schema\": 1} x", 1, "unexpected text");
     expect_bad("[1]", 1, "must be a object");
+    expect_bad("{\"schema\": 1,\n \"rules\": [{\"coll\": \"allreduce\", \"algorithm\": \"ring\",\n"
+               " \"params\": {\"foo\": 1}}]}", 2, "has no parameter 'foo'");
+    expect_bad("{\"schema\": 1, \"rules\": [{\"coll\": \"allreduce\", \"algorithm\": "
+               "\"ring_pipelined\", \"params\": {\"segment\": 1}}]}", 1, "below its floor of 64");
+    expect_bad("{\"schema\": 1} \x01\x1b[31m", 1, "unexpected");
+    CHECK(strchr(err, '\x1b') == NULL && strchr(err, '\x01') == NULL);
     CHECK(collie_tuning_load(&tun, "/nonexistent/tuning.json", err, sizeof err) == -1);
     CHECK(strstr(err, "/nonexistent/tuning.json: cannot open") != NULL);
+    CHECK(collie_tuning_load(&tun, "/", err, sizeof err) == -1);         /* not "empty file" */
+    CHECK(strstr(err, "is a directory") != NULL);
+    CHECK(collie_tuning_load(&tun, "/dev/zero", err, sizeof err) == -1); /* never returned */
+    CHECK(strstr(err, "is a character device") != NULL);
     CHECK(collie_tuning_parse(&tun, "{\"schema\": 1, \"comment\": \"\\u00e9\\n\"}", "x", err,
                               sizeof err) == 0);
 }
@@ -183,15 +194,21 @@ static void test_rule_selection(const char *dir) {
     collie_algo_params params;
     snprintf(path, sizeof path, "%s/rules.json", dir);
     write_file(path, "{\"schema\": 1, \"rules\": [\n"
-               " {\"coll\": \"allreduce\", \"bytes_min\": 1024, \"algorithm\": \"ring\",\n"
-               "  \"params\": {\"n\": 3}}]}\n");
+               " {\"coll\": \"allreduce\", \"bytes_min\": 1024, \"algorithm\": \"ring_pipelined\",\n"
+               "  \"params\": {\"segment\": 128}}]}\n");
     CHECK(collie_select_set_tuning(path) == COLLIE_OK);
-    CHECK(strcmp(run_allreduce(1000, &params), "ring") == 0);
-    CHECK(collie_param(&params, "n", 0) == 3);
-    CHECK(strcmp(run_allreduce(4, &params), "ring") != 0);   /* 32 bytes: no rule covers it */
+    CHECK(strcmp(run_allreduce(1000, &params), "ring_pipelined") == 0);
+    CHECK(collie_param(&params, "segment", 0) == 128);
+    CHECK(strcmp(run_allreduce(4, &params), "ring_pipelined") != 0);   /* 32 bytes: no rule covers it */
     write_file(path, "{\"schema\": 1,\n \"rules\": [{\"coll\": \"allreduce\", \"algorithm\": 7}]}");
     CHECK(collie_select_set_tuning(path) == COLLIE_ERR_ARG);
     CHECK(strstr(collie_last_error(), ":2: algorithm must be a string") != NULL);
+    FILE *f = fopen(path, "wb");                 /* a NUL byte: refused, naming its line */
+    fwrite("{\"schema\": 1}\n\0garbage", 1, 23, f);
+    fclose(f);
+    CHECK(collie_tuning_load(&tun, path, err, sizeof err) == -1 && strstr(err, ":2: a NUL byte"));
+    CHECK(truncate(path, 17 << 20) == 0);         /* over the 16 MiB cap (sparse) */
+    CHECK(collie_tuning_load(&tun, path, err, sizeof err) == -1 && strstr(err, "larger than"));
 }
 
 /* The algorithm with the least predicted time for allreduce of count doubles on P ranks. */

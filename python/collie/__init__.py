@@ -1,0 +1,49 @@
+"""collie from Python: collectives (allreduce, reduce, bcast, barrier) on numpy arrays,
+any object with the buffer protocol, or a CPU tensor with ``__dlpack__`` — without copies.
+
+    import collie, numpy as np
+    world = collie.init()          # the ranks collie-run started; a team of one otherwise
+    y = world.allreduce(x)         # new array; op="sum" (or "max", "min", "prod", ... or f(a, b))
+    world.allreduce(x, out=x)      # in place
+    world.bcast(x, root=0)         # in place
+    r = world.reduce(x, root=0)    # the array at the root, None elsewhere
+    req = world.iallreduce(x, out=y); req.test(timeout_ms=0); req.wait()
+    collie.finalize()
+
+Errors raise collie.CollieError (message and status of the C library).
+"""
+from ._errors import CollieError, status_name
+from ._helpers import Op, install as _install_helpers
+from . import _collie, _library
+
+__all__ = ["init", "finalize", "world", "CollieError", "Op", "Team", "Request", "version"]
+
+Team = _collie.Team
+Request = _collie.Request
+_install_helpers(_collie)
+
+
+def init(library=None):
+    """Joins the world and returns it as a Team.
+
+    Under collie-run: the ranks it started (shared memory).  Under mpirun/mpiexec with
+    mpi4py installed: MPI_COMM_WORLD, through libcollie_mpi for the MPI mpi4py uses.
+    Otherwise a team of one.  ``library`` forces the path of the collie library to load.
+    """
+    _collie._load(library or _library.choose())
+    return _collie._init()
+
+
+def finalize():
+    """Leaves the world (collie_finalize); every Team and Request becomes unusable."""
+    _collie._finalize()
+
+
+def world():
+    """The world Team after init(), else None."""
+    return _collie._world()
+
+
+def version():
+    """The version of the loaded collie library (None before init())."""
+    return _collie._version()

@@ -1,0 +1,54 @@
+/*
+ * call.h — one collective call from Python: the arguments parsed and checked, the buffers
+ * held (no copies), then run blocking (GIL released) or started split-phase.
+ */
+#ifndef PYCOLLIE_CALL_H
+#define PYCOLLIE_CALL_H
+
+#include "buffers.h"
+#include "ops.h"
+
+enum { PYC_ALLREDUCE, PYC_REDUCE, PYC_BCAST, PYC_BARRIER };
+
+typedef struct {
+    int coll;
+    const char *fn;          /* "allreduce", ... for messages */
+    pyc_buf x, out;          /* held views (bcast: out only) */
+    const void *send;
+    void *recv;
+    size_t count;
+    collie_dtype_t dtype;
+    collie_op_t op;
+    pyc_user_op *user;
+    int root;
+    PyObject *result;        /* what the call returns (owned) */
+} pyc_call;
+
+/* The team a Python Team object stands for; NULL with CollieError set after finalize. */
+typedef struct {
+    PyObject_HEAD
+    collie_team_t *team;
+    int rank, size;
+    unsigned long generation;
+} pyc_team;
+
+extern PyTypeObject pyc_team_type;
+extern PyTypeObject pyc_request_type;
+extern unsigned long pyc_generation;    /* incremented by collie.finalize() */
+extern long pyc_active_requests;        /* started, not yet completed */
+
+int pyc_team_live(const pyc_team *t, const char *fn);
+/* Parses positional + keyword arguments by name; -1 with TypeError set. */
+int pyc_parse(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+              const char *const *names, int n, int nreq, PyObject **vals);
+/* Fills c from the Python arguments (op/root may be NULL: defaults). -1 on error (c released). */
+int pyc_call_prepare(pyc_team *t, pyc_call *c, PyObject *x, PyObject *out, PyObject *op,
+                     PyObject *root);
+void pyc_call_release(pyc_call *c);
+/* Runs c blocking; returns c->result (new reference) or NULL.  Releases c. */
+PyObject *pyc_call_run(pyc_team *t, pyc_call *c);
+/* Starts c split-phase; returns a Request owning c, or NULL (c released). */
+PyObject *pyc_call_start(pyc_team *t, pyc_call *c);
+PyObject *pyc_team_new(collie_team_t *team);
+
+#endif

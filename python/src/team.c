@@ -1,0 +1,129 @@
+/*
+ * team.c — collie.Team: rank, size and the collectives.
+ *   allreduce(x, out=None, op="sum")        -> out (a new array when None)
+ *   reduce(x, root=0, out=None, op="sum")   -> out at the root, None elsewhere
+ *   bcast(x, root=0)                        -> x (in place)
+ *   barrier()
+ *   iallreduce / ireduce / ibcast / ibarrier (same arguments) -> collie.Request
+ *   split(color, key=0)                     -> not in the C library yet (issue 16)
+ */
+#include "call.h"
+
+static const char *const reduction_names[] = { "x", "out", "op" };
+static const char *const reduce_names[] = { "x", "root", "out", "op" };
+static const char *const bcast_names[] = { "x", "root" };
+
+static PyObject *reduction(pyc_team *t, int coll, const char *fn, int split_phase,
+                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *v[4];
+    pyc_call c = { .coll = coll, .fn = fn };
+    if (coll == PYC_ALLREDUCE) {
+        if (pyc_parse(fn, args, nargs, kwnames, reduction_names, 3, 1, v) ||
+            pyc_call_prepare(t, &c, v[0], v[1], v[2], NULL))
+            return NULL;
+    } else {
+        if (pyc_parse(fn, args, nargs, kwnames, reduce_names, 4, 1, v) ||
+            pyc_call_prepare(t, &c, v[0], v[2], v[3], v[1]))
+            return NULL;
+    }
+    return split_phase ? pyc_call_start(t, &c) : pyc_call_run(t, &c);
+}
+
+static PyObject *bcast(pyc_team *t, const char *fn, int split_phase, PyObject *const *args,
+                       Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *v[2];
+    pyc_call c = { .coll = PYC_BCAST, .fn = fn };
+    if (pyc_parse(fn, args, nargs, kwnames, bcast_names, 2, 1, v) ||
+        pyc_call_prepare(t, &c, v[0], NULL, NULL, v[1]))
+        return NULL;
+    return split_phase ? pyc_call_start(t, &c) : pyc_call_run(t, &c);
+}
+
+static PyObject *barrier(pyc_team *t, const char *fn, int split_phase) {
+    pyc_call c = { .coll = PYC_BARRIER, .fn = fn };
+    if (pyc_call_prepare(t, &c, NULL, NULL, NULL, NULL))
+        return NULL;
+    return split_phase ? pyc_call_start(t, &c) : pyc_call_run(t, &c);
+}
+
+static PyObject *t_allreduce(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return reduction(t, PYC_ALLREDUCE, "allreduce", 0, a, n, kw);
+}
+static PyObject *t_iallreduce(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return reduction(t, PYC_ALLREDUCE, "iallreduce", 1, a, n, kw);
+}
+static PyObject *t_reduce(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return reduction(t, PYC_REDUCE, "reduce", 0, a, n, kw);
+}
+static PyObject *t_ireduce(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return reduction(t, PYC_REDUCE, "ireduce", 1, a, n, kw);
+}
+static PyObject *t_bcast(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return bcast(t, "bcast", 0, a, n, kw);
+}
+static PyObject *t_ibcast(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    return bcast(t, "ibcast", 1, a, n, kw);
+}
+static PyObject *t_barrier(pyc_team *t, PyObject *unused) { return barrier(t, "barrier", 0); }
+static PyObject *t_ibarrier(pyc_team *t, PyObject *unused) { return barrier(t, "ibarrier", 1); }
+
+static PyObject *t_split(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
+    static const char *const names[] = { "color", "key" };
+    PyObject *v[2];
+    if (pyc_parse("split", a, n, kw, names, 2, 1, v) || !pyc_team_live(t, "split"))
+        return NULL;
+    return pyc_raise(COLLIE_ERR_UNSUPPORTED,
+                     "split: not available: the C library has no collie_team_split yet "
+                     "(issue 16), so collie cannot make sub-teams");
+}
+
+static PyObject *t_rank(pyc_team *t, void *unused) { return PyLong_FromLong(t->rank); }
+static PyObject *t_size(pyc_team *t, void *unused) { return PyLong_FromLong(t->size); }
+
+static PyObject *t_repr(pyc_team *t) {
+    return PyUnicode_FromFormat("<collie.Team rank %d of %d%s>", t->rank, t->size,
+                                t->generation == pyc_generation ? "" : " (finalized)");
+}
+
+#define FASTKW (METH_FASTCALL | METH_KEYWORDS)
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+static PyMethodDef team_methods[] = {
+    { "allreduce", FN(t_allreduce), FASTKW, "allreduce(x, out=None, op='sum') -> out" },
+    { "reduce", FN(t_reduce), FASTKW, "reduce(x, root=0, out=None, op='sum') -> out or None" },
+    { "bcast", FN(t_bcast), FASTKW, "bcast(x, root=0) -> x (in place)" },
+    { "barrier", FN(t_barrier), METH_NOARGS, "barrier()" },
+    { "iallreduce", FN(t_iallreduce), FASTKW, "iallreduce(x, out=None, op='sum') -> Request" },
+    { "ireduce", FN(t_ireduce), FASTKW, "ireduce(x, root=0, out=None, op='sum') -> Request" },
+    { "ibcast", FN(t_ibcast), FASTKW, "ibcast(x, root=0) -> Request" },
+    { "ibarrier", FN(t_ibarrier), METH_NOARGS, "ibarrier() -> Request" },
+    { "split", FN(t_split), FASTKW, "split(color, key=0): not available yet (issue 16)" },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef team_getset[] = {
+    { "rank", (getter)t_rank, NULL, "this process's rank in the team", NULL },
+    { "size", (getter)t_size, NULL, "the number of ranks", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+
+PyTypeObject pyc_team_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "collie.Team",
+    .tp_basicsize = sizeof(pyc_team),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A team of ranks (collie.init() returns the world)",
+    .tp_repr = (reprfunc)t_repr,
+    .tp_methods = team_methods,
+    .tp_getset = team_getset,
+};
+
+PyObject *pyc_team_new(collie_team_t *team) {
+    pyc_team *t = PyObject_New(pyc_team, &pyc_team_type);
+    if (!t)
+        return NULL;
+    t->team = team;
+    t->rank = capi.rank(team);
+    t->size = capi.size(team);
+    t->generation = pyc_generation;
+    return (PyObject *)t;
+}

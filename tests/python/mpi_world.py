@@ -1,0 +1,34 @@
+"""collie.init() in an MPI job: the world is MPI_COMM_WORLD (libcollie_mpi of the MPI in
+use).  With --mpi4py the script imports mpi4py first and checks against it."""
+import sys
+
+import numpy as np
+
+use_mpi4py = "--mpi4py" in sys.argv
+if use_mpi4py:
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        print("SKIP: mpi4py is not installed (Debian: python3-mpi4py)")
+        sys.exit(77)
+import collie
+
+world = collie.init()
+flavour = sys.argv[1]
+lib = collie._collie._library()
+assert "/%s/libcollie_mpi.so" % flavour in lib, lib
+x = np.arange(10, dtype=np.float64) + world.rank
+y = world.allreduce(x)
+P = world.size
+assert (y == np.arange(10) * P + P * (P - 1) // 2).all(), y
+if use_mpi4py:
+    comm = MPI.COMM_WORLD
+    assert (world.rank, world.size) == (comm.Get_rank(), comm.Get_size())
+    ref = np.empty_like(x)
+    comm.Allreduce(x, ref)
+    assert (y == ref).all()
+b = np.full(3, 5.0) if world.rank == 1 % P else np.zeros(3)
+world.bcast(b, root=1 % P)
+assert (b == 5).all()
+collie.finalize()
+print("rank %d of %d: MPI world through %s: OK" % (world.rank, P, lib))
