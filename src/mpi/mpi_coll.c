@@ -114,6 +114,18 @@ bool cm_prepare(cm_call *c, const char **why) {
     return map_buffers(c, why);
 }
 
+/* cm_prepare for the request forms: a broadcast of a type with gaps goes to PMPI (the
+ * unpacking would have to happen at completion). */
+static bool cm_prepare_request(cm_call *c, const char **why) {
+    if (!cm_prepare(c, why))
+        return false;
+    if (c->packed) {
+        *why = "nonblocking or persistent broadcast of a datatype that is not one block";
+        return false;
+    }
+    return true;
+}
+
 /* "collie", or "collie over shm+mpi" when the team spans nodes. */
 static const char *where(const cm_call *c) { return c->cc->where; }
 
@@ -159,12 +171,14 @@ static int run_blocking(cm_call *c) {
         st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
     else if (c->coll == COLL_REDUCE)
         st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);
+    else if (c->coll == COLL_BCAST && c->packed)
+        st = cm_packed_bcast(c);
     else if (c->coll == COLL_BCAST)
         st = collie_bcast(c->team, c->crecv, c->ccount, c->cdtype, c->root);
     else
         st = collie_barrier(c->team);
     cm_log(c, where(c), NULL);
-    if (!st)
+    if (!st && !c->packed)
         remember(c);
     return st ? cm_error(c, st) : MPI_SUCCESS;
 }
@@ -192,6 +206,8 @@ static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
 
 static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
     collie_request_t *req = NULL;
+    if (c->packed)   /* callers send these to PMPI (cm_prepare_request) */
+        return cm_error(c, COLLIE_ERR_UNSUPPORTED);
     int st = plan_request(c, persistent, &req);
     if (st)
         return cm_error(c, st);
@@ -280,7 +296,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Iallreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Iallreduce(sendbuf, recvbuf, count, dtype, op, comm, request);
@@ -290,7 +306,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtyp
                 int root, MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ireduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, request);
@@ -300,7 +316,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
                MPI_Request *request) {
     cm_call c = call_of("MPI_Ibcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ibcast(buf, count, dtype, root, comm, request);
@@ -309,7 +325,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ibarrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ibarrier(comm, request);
@@ -322,7 +338,7 @@ int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Allreduce_init)(sendbuf, recvbuf, count, dtype, op, comm, info, request);
@@ -332,7 +348,7 @@ int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Reduce_init)(sendbuf, recvbuf, count, dtype, op, root, comm, info, request);
@@ -342,7 +358,7 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
                       MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Bcast_init)(buf, count, dtype, root, comm, info, request);
@@ -351,7 +367,7 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
 int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Barrier_init)(comm, info, request);

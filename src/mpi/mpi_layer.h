@@ -87,6 +87,8 @@ typedef struct cm_call {
     collie_team_t *team;       /* the communicator's team */
     collie_dtype_t cdtype;
     size_t mult;               /* ccount = count * mult */
+    bool packed;               /* bcast: this rank's type has gaps (packed, then sent) */
+    MPI_Aint extent;           /* bcast: the type's extent */
     size_t ccount;
     collie_op_t cop;
     const void *csend;
@@ -124,6 +126,9 @@ void cm_free_all_teams(void);         /* at MPI_Finalize */
 /* Types (mpi_types.c): true when collie computes exactly what MPI would. */
 bool cm_map_reduction(cm_call *c, const char **why);
 bool cm_map_bcast(cm_call *c, const char **why);
+/* A broadcast of a type with gaps: packed to count * size bytes (its signature, the same
+ * on every rank), broadcast by collie, unpacked (mpi_types.c). */
+int cm_packed_bcast(const cm_call *c);
 void cm_free_types(void);             /* at MPI_Finalize */
 
 /* Ops (mpi_ops.c).  Built-in op index 0..11 in COLLIE_OPID_* order, -1 if not built in. */

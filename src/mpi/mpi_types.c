@@ -21,8 +21,12 @@
  * flattens to it.  Built-in (type, op) pairs collie does not serve go to PMPI, which
  * computes them or reports the error its own way.
  *
- * Broadcast moves bytes: any type whose data is one contiguous block (size == extent ==
- * true extent, true lower bound 0) is sent as count * size bytes.
+ * Broadcast moves bytes: a type whose data is one contiguous block (size == extent == true
+ * extent, true lower bound 0) is sent as count * size bytes in place; any other type of
+ * nonzero size is packed to count * size bytes (MPI_Pack), sent, and unpacked — so every
+ * rank takes collie's path whatever its own layout (MPI lets the ranks of one broadcast
+ * use different types of the same signature).  The nonblocking and persistent broadcasts
+ * cannot unpack at completion: there a type with gaps goes to PMPI.
  *
  * The cache.  A record per datatype handle (what it flattens to, which built-in ops collie
  * serves on it, its extent, whether it is one block) is made on first use.  Predefined
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "mpi/mpi_layer.h"
 #include "types/types.h"
 
@@ -304,13 +309,45 @@ bool cm_map_bcast(cm_call *c, const char **why) {
         return false;
     }
     const cm_dtype *d = dtype_of(c->dtype);
-    if (!d || !d->contiguous) {
-        *why = !d ? "out of memory" : d->bytes ? "datatype is not one contiguous block"
-                                              : "datatype of size zero";
+    if (!d || !d->bytes) {
+        *why = !d ? "out of memory" : "datatype of size zero";
         return false;
     }
     c->cdtype = COLLIE_UINT8;
     c->mult = d->bytes;
     c->ccount = (size_t)c->count * d->bytes;
+    c->packed = !d->contiguous;
+    c->extent = d->extent;
     return true;
+}
+
+/* Packs (root) or unpacks (the others) count elements of c->dtype at c->recvbuf to or from
+ * tmp, in pieces of at most INT_MAX bytes (MPI_Pack counts in int). */
+static int pack_pieces(const cm_call *c, bool pack, char *tmp) {
+    size_t per = c->mult, step = (size_t)INT_MAX / per, done = 0;
+    while (done < (size_t)c->count) {
+        size_t n = (size_t)c->count - done < step ? (size_t)c->count - done : step;
+        char *elems = (char *)c->recvbuf + (MPI_Aint)done * c->extent;
+        int pos = 0, rc = pack ? PMPI_Pack(elems, (int)n, c->dtype, tmp + done * per, (int)(n * per), &pos, c->comm)
+                               : PMPI_Unpack(tmp + done * per, (int)(n * per), &pos, elems, (int)n, c->dtype, c->comm);
+        if (rc != MPI_SUCCESS || (size_t)pos != n * per)
+            return collie_fail(COLLIE_ERR_ARG, "%s: MPI_%s of a %zu-byte piece gave %d bytes", c->fn,
+                               pack ? "Pack" : "Unpack", n * per, pos);
+        done += n;
+    }
+    return COLLIE_OK;
+}
+
+int cm_packed_bcast(const cm_call *c) {
+    char *tmp = malloc(c->ccount ? c->ccount : 1);
+    if (!tmp)
+        return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory for %zu packed bytes", c->fn, c->ccount);
+    bool root = c->cc->rank == c->root;
+    int st = root ? pack_pieces(c, true, tmp) : COLLIE_OK;
+    if (!st)
+        st = collie_bcast(c->team, tmp, c->ccount, COLLIE_UINT8, c->root);
+    if (!st && !root)
+        st = pack_pieces(c, false, tmp);
+    free(tmp);
+    return st;
 }
