@@ -1,18 +1,23 @@
 """compare_libs.py — the libraries bench/compare measures: how to build each benchmark
-binary, how to launch it at P ranks, and which algorithms can be forced.
+binary, how to launch it at P ranks, and which algorithms can be forced.  This file has
+collie and the MPIs from Debian; compare_pypi.py the peers installed from PyPI wheels
+(Open MPI 5, MPICH 5, Intel MPI, oneCCL).
 
 Every library runs the same timing loop (tools/collie-bench.c for collie,
-bench/mpi_coll_bench.c for the MPIs: warm-up, rank 0 calibrates ~100 ms of calls, then
+bench/mpi_coll_bench.c for the others: warm-up, rank 0 calibrates ~100 ms of calls, then
 each call timed alone after a barrier (--barrier-each; or, with --timing loop,
 back-to-back calls after one barrier), the slowest rank's mean per call) and prints the
-same columns.  A "config" is
-"auto" (the library's own choice) or one forced algorithm:
+same columns.  With fresh data (--fresh-data) every call's input is rewritten with new
+values before its barrier, untimed.  A "config" is "auto" (the library's own choice) or
+one forced algorithm:
 
-  Open MPI 4.1  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N
+  Open MPI 4.1, 5.0  --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N
   MPICH 4.0     MPIR_CVAR_<COLL>_INTRA_ALGORITHM=name, MPIR_CVAR_DEVICE_COLLECTIVES=none
+  MPICH 5.0     the same, and MPIR_CVAR_<COLL>_POSIX_INTRA_ALGORITHM=name (posix_name)
   Intel MPI     I_MPI_ADJUST_<COLL>=N (numbers as in Intel's reference; Intel MPI does not
                 report whether it applied a number or fell back to its own choice, so a
                 config's name says what was asked for)
+  oneCCL        CCL_<COLL>=name
 """
 import os
 import shutil
@@ -54,6 +59,15 @@ INTEL_FORCED = {
                9: "topo_shm_knomial", 10: "topo_shm_knary", 11: "topo_shm_binomial"},
 }
 
+# The forced algorithms measured first (and kept by bench/compare --max-forced N): the
+# ones that were fastest somewhere on this machine (docs/performance.md); the rest follow.
+OPENMPI_FIRST = {"allreduce": ["ring", "rabenseifner", "recursive_doubling", "segmented_ring"],
+                 "bcast": ["pipeline", "scatter_allgather_ring", "binomial", "split_binary_tree"],
+                 "reduce": ["pipeline", "binomial", "rabenseifner", "in-order_binary"]}
+INTEL_FIRST = {"allreduce": ["ring", "rabenseifner", "topo_shm_flat", "recursive_doubling"],
+               "bcast": ["topo_binomial", "topo_shm_flat", "binomial", "ring_allgather"],
+               "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"]}
+
 MPI_SOURCE = "bench/mpi_coll_bench.c"
 
 
@@ -62,6 +76,7 @@ class Library:
 
     name = "?"
     launch_timeout_flag = None
+    first = {}              # {coll: [forced config names measured first]}
 
     def __init__(self, workdir):
         self.workdir = workdir
@@ -72,10 +87,15 @@ class Library:
         return []
 
     def configs(self, coll, with_forced):
-        out = [("auto", [], {})]
-        return out + (self.forced(coll) if with_forced else [])
+        """auto, then the forced configs, those in self.first[coll] first."""
+        first = self.first.get(coll, [])
+        forced = sorted(self.forced(coll) if with_forced else [],
+                        key=lambda c: first.index(c[0]) if c[0] in first else len(first))
+        return [("auto", [], {})] + forced
 
     barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
+    fresh_data = False      # new input before every call (set by bench/compare per launch)
+    check = False           # verify results against the exact expected values (--check)
 
     def bench_args(self, coll, seg, iters):
         lo, hi, factor = seg
@@ -84,7 +104,9 @@ class Library:
         return args + (["--iters", str(iters)] if iters else []) + self.timing_args()
 
     def timing_args(self):
-        return ["--barrier-each", "1" if self.barrier_each else "0"]
+        return ["--barrier-each", "1" if self.barrier_each else "0"] + \
+            (["--fresh-data", "1"] if self.fresh_data else []) + \
+            (["--check", "1"] if self.check else [])
 
 
 class Collie(Library):
@@ -103,7 +125,8 @@ class Collie(Library):
         return None
 
     def timing_args(self):
-        return ["--barrier-each"] if self.barrier_each else []
+        return (["--barrier-each"] if self.barrier_each else []) + \
+            (["--fresh-data"] if self.fresh_data else []) + (["--check"] if self.check else [])
 
     def configs(self, coll, with_forced):
         # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc
@@ -136,6 +159,7 @@ def compile_mpi_bench(mpicc, out, link_dir=None):
 
 class OpenMPI(Library):
     name = "openmpi"
+    first = OPENMPI_FIRST
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
     def prepare(self):
@@ -171,47 +195,3 @@ class MPICH(Library):
     def command(self, nprocs, coll, config, seg, iters, limit):
         return ["mpirun.mpich", "-np", str(nprocs), self.binary] + \
             self.bench_args(coll, seg, iters), dict(config[2])
-
-
-class IntelMPI(Library):
-    """Intel MPI from the PyPI package impi-rt (mpiexec + libmpi.so, no headers): the
-    benchmark is compiled with MPICH's mpicc (same ABI) and linked against Intel's
-    libmpi.so; the "# library:" line of a test run proves which library is loaded."""
-
-    name = "intelmpi"
-    env = {"I_MPI_FABRICS": "shm", "I_MPI_PIN": "0"}   # unpinned, like the others
-
-    def __init__(self, workdir, venv):
-        super().__init__(workdir)
-        self.venv = venv
-
-    def prepare(self):
-        if not self.venv:
-            return "no virtual environment (--no-venv)"
-        lib = os.path.join(self.venv, "lib")
-        self.mpiexec = os.path.join(self.venv, "bin", "mpiexec")
-        if not os.path.exists(os.path.join(lib, "libmpi.so")) or not os.access(self.mpiexec, os.X_OK):
-            return f"impi-rt is not installed in {self.venv} (pip install impi-rt failed or --no-impi)"
-        self.binary = os.path.join(self.workdir, "mpi_coll_bench_intelmpi")
-        err = compile_mpi_bench("mpicc.mpich", self.binary, link_dir=lib)
-        return err or self.check_runs()
-
-    def check_runs(self):
-        cmd, env = self.command(2, "allreduce", ("auto", [], {}), (8, 8, 2), 10, 60)
-        try:
-            res = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True,
-                                 text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            return "a 2-rank test run of Intel MPI did not finish in 60 s"
-        if "Intel" not in res.stdout:
-            return (f"a 2-rank test run did not load Intel MPI (exit {res.returncode}): "
-                    f"{(res.stdout + res.stderr).strip()[-300:]}")
-        return None
-
-    def forced(self, coll):
-        var = f"I_MPI_ADJUST_{coll.upper()}"
-        return [(alg, [], {var: str(num)}) for num, alg in INTEL_FORCED[coll].items()]
-
-    def command(self, nprocs, coll, config, seg, iters, limit):
-        return [self.mpiexec, "-n", str(nprocs), self.binary] + \
-            self.bench_args(coll, seg, iters), dict(self.env, **config[2])

@@ -3,9 +3,10 @@ environment's python, which has matplotlib):
 
   python compare_plot.py SUMMARY_CSV OUT_DIR
 
-<coll>.png: latency vs message size, one panel per team size P, one line per library
-(collie, and dotted with collie_alloc buffers; each MPI's auto, solid; each MPI's best forced algorithm per size, dashed).
-ratio.png: collie / best peer vs size, one line per (collective, P).
+<coll>_<data>.png: latency vs message size with reused or fresh data, one panel per team
+size P, one line per library (collie, and dotted with collie_alloc buffers; each peer's
+auto, solid; each peer's best forced algorithm per size, dashed).
+ratio.png: collie / best peer vs size, one line per (collective, P, data).
 """
 import csv
 import math
@@ -17,8 +18,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PEERS = ("openmpi", "mpich", "intelmpi")
-COLORS = {"collie": "black", "openmpi": "tab:blue", "mpich": "tab:orange", "intelmpi": "tab:green"}
+PEERS = ("openmpi", "mpich", "intelmpi", "openmpi5", "mpich5", "oneccl")
+COLORS = {"collie": "black", "openmpi": "tab:blue", "mpich": "tab:orange", "intelmpi": "tab:green",
+          "openmpi5": "tab:purple", "mpich5": "tab:brown", "oneccl": "tab:red"}
 
 
 def number(text):
@@ -43,7 +45,7 @@ def size_label(x, _pos=None):
     return f"{x:g}"
 
 
-def plot_coll(coll, rows, out_dir):
+def plot_coll(coll, data, rows, out_dir):
     teams = sorted({int(r["P"]) for r in rows})
     cols = 2 if len(teams) > 1 else 1
     nrows = math.ceil(len(teams) / cols)
@@ -61,7 +63,7 @@ def plot_coll(coll, rows, out_dir):
         ax.set_yscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
         ax.set_title(f"{coll}, P = {team}, float64" + (" sum" if coll != "bcast" else "") +
-                     (", root 0" if coll != "allreduce" else ""))
+                     (", root 0" if coll != "allreduce" else "") + f", {data} data")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("µs per call (slowest rank)")
         ax.grid(True, which="both", alpha=0.3)
@@ -69,7 +71,7 @@ def plot_coll(coll, rows, out_dir):
     for ax in list(axes.flat)[len(teams):]:
         ax.set_visible(False)
     fig.tight_layout()
-    path = os.path.join(out_dir, f"{coll}.png")
+    path = os.path.join(out_dir, f"{coll}_{data}.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -77,12 +79,13 @@ def plot_coll(coll, rows, out_dir):
 
 def plot_ratio(rows, out_dir):
     fig, ax = plt.subplots(figsize=(8, 5))
-    keys = sorted({(r["coll"], int(r["P"])) for r in rows})
-    for coll, team in keys:
-        pts = series([r for r in rows if r["coll"] == coll and int(r["P"]) == team], "ratio")
+    keys = sorted({(r["coll"], int(r["P"]), r["data"]) for r in rows})
+    for coll, team, data in keys:
+        pts = series([r for r in rows if (r["coll"], int(r["P"]), r["data"]) == (coll, team, data)],
+                     "ratio")
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
-                    label=f"{coll} P={team}")
+                    linestyle="-" if data == "reused" else "--", label=f"{coll} P={team} {data}")
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -102,8 +105,9 @@ def main(summary_csv, out_dir):
     with open(summary_csv, newline="") as f:
         rows = list(csv.DictReader(f))
     paths = []
-    for coll in dict.fromkeys(r["coll"] for r in rows):
-        paths.append(plot_coll(coll, [r for r in rows if r["coll"] == coll], out_dir))
+    for coll, data in dict.fromkeys((r["coll"], r["data"]) for r in rows):
+        mine = [r for r in rows if r["coll"] == coll and r["data"] == data]
+        paths.append(plot_coll(coll, data, mine, out_dir))
     paths.append(plot_ratio(rows, out_dir))
     print("compare: plots " + " ".join(paths))
 

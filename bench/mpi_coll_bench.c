@@ -9,11 +9,19 @@
  *
  *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
- *                               [--barrier-each 0|1]
+ *                               [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]
  *
  * --barrier-each 1 (collie-bench --barrier-each): a barrier before every timed call, and
  * only the calls are timed, so successive calls cannot overlap (a rooted collective's
  * root may otherwise start the next call while the others still finish this one).
+ * --fresh-data 1 (collie-bench --fresh-data; implies --barrier-each 1): before every call
+ * the input gets new values, (i + call number + 3 rank) & 1023 with ordinary stores, untimed
+ * and before the barrier.  --check 1: after the timed calls of a size, every rank checks the
+ * last call's result against the exact expected values and the run fails (exit 1, the
+ * rank and index on stderr) on a mismatch.
+ *
+ * Built with -DCOLLIE_BENCH_ONECCL and bench/oneccl_glue.cpp, the same harness times
+ * oneCCL's calls instead (MPI still launches, times and carries the barriers).
  */
 #include <limits.h>
 #include <mpi.h>
@@ -22,10 +30,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef COLLIE_BENCH_ONECCL
+#include "oneccl_glue.h"
+#endif
+
 typedef struct opts {
     const char *coll;
-    long min_bytes, max_bytes, factor, iters, barrier_each;
+    long min_bytes, max_bytes, factor, iters, barrier_each, fresh_data, check;
 } opts;
+
+static unsigned long calls;   /* --fresh-data: number of the next call */
+static int rank_, size_;
 
 static long parse_size(const char *s) {
     char *end;
@@ -38,7 +53,7 @@ static long parse_size(const char *s) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0, 0 };
+    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0, 0, 0, 0 };
     if ((argc - 1) % 2 != 0)
         return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -54,17 +69,34 @@ static int parse(int argc, char **argv, opts *o) {
             o->iters = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--barrier-each"))
             o->barrier_each = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fresh-data"))
+            o->fresh_data = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--check"))
+            o->check = atol(argv[i + 1]);
         else
             return -1;
     }
+    bool bools_ok = (o->fresh_data == 0 || o->fresh_data == 1) && (o->check == 0 || o->check == 1);
+    o->barrier_each = o->barrier_each || o->fresh_data;
     if (strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast"))
         return -1;
     /* sizes in whole float64 elements that fit an int count; a step that grows */
     bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes && o->max_bytes / 8 <= INT_MAX;
     bool flags_ok = o->iters >= 0 && (o->barrier_each == 0 || o->barrier_each == 1);
-    return sizes_ok && o->factor >= 2 && flags_ok ? 0 : -1;
+    return sizes_ok && o->factor >= 2 && flags_ok && bools_ok ? 0 : -1;
 }
 
+#ifdef COLLIE_BENCH_ONECCL
+static void one_call(const opts *o, double *in, double *out, int count) {
+    char err[512];
+    int coll = !strcmp(o->coll, "allreduce") ? GLUE_ALLREDUCE
+             : !strcmp(o->coll, "reduce") ? GLUE_REDUCE : GLUE_BCAST;
+    if (ccl_glue_call(coll, in, out, (size_t)count, err, sizeof err) != 0) {
+        fprintf(stderr, "mpi_coll_bench: rank %d: %s\n", rank_, err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+#else
 static void one_call(const opts *o, double *in, double *out, int count) {
     if (!strcmp(o->coll, "allreduce"))
         MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -72,6 +104,48 @@ static void one_call(const opts *o, double *in, double *out, int count) {
         MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     else
         MPI_Bcast(in, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+#endif
+
+static bool is_bcast(const opts *o) { return !strcmp(o->coll, "bcast"); }
+
+/* --fresh-data: this rank's input of the call numbered salt (bcast: the root's only). */
+static double fresh_value(long i, unsigned long salt, int rank) {
+    return (double)(((unsigned long)i + salt + 3ul * (unsigned long)rank) & 1023ul);
+}
+
+static void fresh_input(const opts *o, double *in, int count) {
+    if (!is_bcast(o) || rank_ == 0)
+        for (int i = 0; i < count; i++)
+            in[i] = fresh_value(i, calls, rank_);
+    calls++;
+}
+
+/* Input without --fresh-data: in[i] = rank + i % 7, set once (main). */
+static double reused_value(long i, int rank) { return (double)(rank + i % 7); }
+
+/* The expected result at index i of the last call (sum over ranks; bcast: rank 0's). */
+static double expected(const opts *o, long i) {
+    int ranks = is_bcast(o) ? 1 : size_;
+    double sum = 0;
+    for (int r = 0; r < ranks; r++)
+        sum += o->fresh_data ? fresh_value(i, calls - 1, r) : reused_value(i, r);
+    return sum;
+}
+
+/* --check 1: every rank with a result compares it; false (after printing) on a mismatch. */
+static bool check_result(const opts *o, const double *in, const double *out, int count) {
+    const double *got = is_bcast(o) ? in : out;
+    if (!strcmp(o->coll, "reduce") && rank_ != 0)
+        return true;
+    for (int i = 0; i < count; i++)
+        if (got[i] != expected(o, i)) {
+            fprintf(stderr, "mpi_coll_bench: rank %d: check failed (%s, %d elements%s): index "
+                    "%d: got %g, expected %g\n", rank_, o->coll, count,
+                    o->fresh_data ? ", fresh data" : "", i, got[i], expected(o, i));
+            return false;
+        }
+    return true;
 }
 
 /* Rank 0 times 5 calls (every rank makes them, so the calls match; with --barrier-each 1
@@ -82,6 +156,8 @@ static long decide_iters(const opts *o, double *in, double *out, int count) {
     if (!iters) {
         double t0 = MPI_Wtime();
         for (int n = 0; n < 5; n++) {
+            if (o->fresh_data)
+                fresh_input(o, in, count);   /* counted: ~100 ms of wall time per size */
             if (o->barrier_each)
                 MPI_Barrier(MPI_COMM_WORLD);   /* part of each iteration's cost */
             one_call(o, in, out, count);
@@ -103,11 +179,14 @@ static double time_back_to_back(const opts *o, double *in, double *out, int coun
     return MPI_Wtime() - t0;
 }
 
-/* --barrier-each 1: every call timed alone after a barrier; the sum of the call times. */
+/* --barrier-each 1: every call timed alone after a barrier; the sum of the call times
+ * (--fresh-data 1: new input written before the barrier). */
 static double time_each_after_barrier(const opts *o, double *in, double *out, int count,
                                       long iters) {
     double total = 0;
     for (long i = 0; i < iters; i++) {
+        if (o->fresh_data)
+            fresh_input(o, in, count);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         one_call(o, in, out, count);
@@ -116,13 +195,16 @@ static double time_each_after_barrier(const opts *o, double *in, double *out, in
     return total;
 }
 
-static void bench_size(const opts *o, long bytes, int rank, int size, double *in, double *out) {
+/* Returns false when --check found a wrong result on some rank. */
+static bool bench_size(const opts *o, long bytes, int rank, int size, double *in, double *out) {
     int count = (int)(bytes / 8);
     for (int i = 0; i < 10; i++)
         one_call(o, in, out, count);
     long iters = decide_iters(o, in, out, count);
     double seconds = o->barrier_each ? time_each_after_barrier(o, in, out, count, iters)
                                      : time_back_to_back(o, in, out, count, iters);
+    int bad = o->check && !check_result(o, in, out, count), any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     double us = seconds / (double)iters * 1e6, sum, mn, mx;
     MPI_Reduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&us, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
@@ -132,6 +214,7 @@ static void bench_size(const opts *o, long bytes, int rank, int size, double *in
                sum / size, mn, mx, (double)count * 8 / (sum / size) / 1e3);
     if (rank == 0)
         fflush(stdout);   /* rows reach bench/compare even if a later size times out */
+    return !any_bad;
 }
 
 /* First line of MPI_Get_library_version, e.g. "Open MPI v4.1.4, ..." or "MPICH Version: 4.0.2". */
@@ -142,35 +225,68 @@ static void print_library(void) {
     version[strcspn(version, "\n")] = '\0';
     for (char *c = version; *c; c++)
         *c = *c == '\t' ? ' ' : *c;
+#ifdef COLLIE_BENCH_ONECCL
+    char ccl[256];
+    ccl_glue_version(ccl, sizeof ccl);
+    printf("# library: %s over %s\n", ccl, version);
+#else
     printf("# library: %s\n", version);
+#endif
+}
+
+/* MPI (oneCCL: with MPI_THREAD_MULTIPLE, which its MPI transport needs, and its
+ * communicator); false after printing when it cannot start. */
+static bool start(int *argc, char ***argv) {
+#ifdef COLLIE_BENCH_ONECCL
+    int provided = 0;
+    char err[512];
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    if (ccl_glue_init(err, sizeof err) != 0) {
+        fprintf(stderr, "mpi_coll_bench: %s\n", err);
+        return false;
+    }
+#else
+    MPI_Init(argc, argv);
+#endif
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    return true;
+}
+
+static void stop(void) {
+#ifdef COLLIE_BENCH_ONECCL
+    ccl_glue_finalize();
+#endif
+    MPI_Finalize();
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!start(&argc, &argv))
+        return 1;
+    int rank = rank_, size = size_;
     opts o;
     if (parse(argc, argv, &o) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
                             "[--max-bytes N] [--step-factor K] [--iters N] [--barrier-each 0|1]\n"
+                            "                      [--fresh-data 0|1] [--check 0|1]\n"
                             "  (sizes: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n");
-        MPI_Finalize();
+        stop();
         return 2;
     }
     double *in = malloc((size_t)o.max_bytes + 64), *out = malloc((size_t)o.max_bytes + 64);
     for (long i = 0; i < o.max_bytes / 8; i++)
-        in[i] = out[i] = (double)(rank + i % 7);
+        in[i] = out[i] = reused_value(i, rank);
     if (rank == 0) {
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s\n", o.coll, size,
-               o.barrier_each ? " barrier-each" : "");
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s\n", o.coll, size,
+               o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
         print_library();
     }
-    for (long b = o.min_bytes; b <= o.max_bytes; b *= o.factor)
-        bench_size(&o, b, rank, size, in, out);
+    bool ok = true;
+    for (long b = o.min_bytes; ok && b <= o.max_bytes; b *= o.factor)
+        ok = bench_size(&o, b, rank, size, in, out);
     free(in);
     free(out);
-    MPI_Finalize();
-    return 0;
+    stop();
+    return ok ? 0 : 1;
 }

@@ -7,6 +7,7 @@
  *
  *   build/bench/overhead_bench [P] [count] [iterations]     (float64 sum allreduce)
  *   COLLIE_ALLREDUCE_ALGO=flat build/bench/overhead_bench 4
+ *   COLLIE_BENCH_START_ORDER=1 build/bench/overhead_bench 2   (the blocking calls' requests)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,9 @@ int main(int argc, char **argv) {
     collie_transport *tps[64];
     collie_team_t *teams[64];
     collie_request_t *reqs[64];
+    /* The blocking calls' restartable requests (matched by start order) instead of
+     * collie_allreduce_init's (matched by initialization order). */
+    bool start_order = getenv("COLLIE_BENCH_START_ORDER") != NULL;
     double *in = calloc((size_t)P * count, sizeof *in), *out = calloc((size_t)P * count, sizeof *out);
     if (!in || !out || collie_loop_create(P, tps)) {
         fprintf(stderr, "overhead_bench: %s\n", collie_last_error());
@@ -56,8 +60,12 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < P; r++)
         if (collie_team_create(tps[r], &teams[r]) ||
-            collie_allreduce_init(teams[r], in + (size_t)r * count, out + (size_t)r * count, count,
-                                  COLLIE_FLOAT64, COLLIE_SUM, &reqs[r])) {
+            (start_order ? collie_request_build(teams[r], COLL_ALLREDUCE, in + (size_t)r * count,
+                                                out + (size_t)r * count, count, COLLIE_FLOAT64,
+                                                COLLIE_SUM, 0, true, &reqs[r])
+                         : collie_allreduce_init(teams[r], in + (size_t)r * count,
+                                                 out + (size_t)r * count, count, COLLIE_FLOAT64,
+                                                 COLLIE_SUM, &reqs[r]))) {
             fprintf(stderr, "overhead_bench: %s\n", collie_last_error());
             return 1;
         }

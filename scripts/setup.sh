@@ -3,7 +3,7 @@
 # (you need root or sudo for that), then configures and builds into ${BUILD_DIR:-build}.
 # Options via environment:
 #   WITH_MPI=1          also install Open MPI and MPICH (libcollie_mpi, the mpi tests,
-#                       bench/compare.sh); scripts/test.sh sets it unless WITH_MPI=0
+#                       bench/compare); scripts/test.sh sets it unless WITH_MPI=0
 #   COLLIE_SANITIZE=1   build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   COLLIE_WERROR=1     warnings are errors (CI sets this)
 set -euo pipefail
@@ -26,7 +26,9 @@ done
 if [ "${WITH_MPI:-0}" = 1 ]; then
   command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
   command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
-  python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)   # bench/compare's venv
+  python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)   # bench/compare's venvs
+  [ -e /usr/lib/x86_64-linux-gnu/libhwloc.so ] || [ -e /usr/include/hwloc.h ] ||
+    need+=(libhwloc-dev)   # bench/compare's oneCCL benchmark links the wheel's static libccl.a
   /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)   # tests/python
 fi
 if [ ${#need[@]} -gt 0 ]; then

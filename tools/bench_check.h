@@ -86,6 +86,37 @@ static inline uint64_t bench_expected(int opid, collie_dtype_t t, int P, int roo
     return acc;
 }
 
+/* --fresh-data: the value of rank r at index i in the call numbered salt, so that every
+ * call's input differs from the previous one's.  Sum and broadcast: (i + salt + 3r) & mask
+ * (mask + 1 a power of two, small enough that the sum over P ranks stays exact); the other
+ * ops: bench_input at index i + salt. */
+static inline uint64_t bench_fresh_mask(int opid, collie_dtype_t t, int P) {
+    uint64_t limit = bench_max_exact(t), m = 1;
+    limit = opid == COLLIE_OPID_SUM ? limit / (uint64_t)P + 1 : limit + 1;
+    limit = bench_min_u64(limit, 1024);
+    while (m * 2 <= limit)
+        m *= 2;
+    return m - 1;
+}
+
+static inline uint64_t bench_fresh_value(int opid, collie_dtype_t t, int P, int r, size_t i,
+                                         uint64_t salt) {
+    if (opid < 0 || opid == COLLIE_OPID_SUM)
+        return ((uint64_t)i + salt + 3 * (uint64_t)r) & bench_fresh_mask(opid, t, P);
+    return bench_input(opid, t, P, r, i + (size_t)salt);
+}
+
+/* Expected result at index i of the call numbered salt (opid -1: root's payload). */
+static inline uint64_t bench_fresh_expected(int opid, collie_dtype_t t, int P, int root,
+                                            size_t i, uint64_t salt) {
+    if (opid < 0)
+        return bench_fresh_value(opid, t, P, root, i, salt);
+    uint64_t acc = bench_fresh_value(opid, t, P, 0, i, salt);
+    for (int r = 1; r < P; r++)
+        acc = bench_combine(opid, acc, bench_fresh_value(opid, t, P, r, i, salt));
+    return acc;
+}
+
 /* float16 of a non-negative integer v <= 2048 (exact). */
 static inline uint16_t bench_to_half(uint64_t v) {
     if (v == 0)
@@ -155,6 +186,30 @@ static inline double bench_get(const void *buf, size_t i, collie_dtype_t t) {
     case COLLIE_FLOAT64: return ((const double *)buf)[i];
     default: return NAN;
     }
+}
+
+/* Writes rank r's input of the call numbered salt into buf (count elements of t) with
+ * ordinary stores, so the data sits in the writer's cache as in a program that has just
+ * computed it.  float64 and float32 sums (what bench/compare measures) in a plain loop the
+ * compiler vectorises; other types element by element. */
+static inline void bench_fill_fresh(void *buf, size_t count, int opid, collie_dtype_t t, int P,
+                                    int r, uint64_t salt) {
+    bool simple = opid < 0 || opid == COLLIE_OPID_SUM;
+    uint64_t mask = bench_fresh_mask(opid, t, P), start = salt + 3 * (uint64_t)r;
+    if (simple && t == COLLIE_FLOAT64) {
+        double *d = buf;
+        for (size_t i = 0; i < count; i++)
+            d[i] = (double)((start + i) & mask);
+        return;
+    }
+    if (simple && t == COLLIE_FLOAT32) {
+        float *f = buf;
+        for (size_t i = 0; i < count; i++)
+            f[i] = (float)((start + i) & mask);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        bench_put(buf, i, t, bench_fresh_value(opid, t, P, r, i, salt));
 }
 
 #endif

@@ -16,6 +16,7 @@
 #include "collie.h"
 #include "core/core.h"
 #include "types/types.h"
+#include "bench_check.h"
 
 enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_ERROR = 2 };
 enum { MODE_PERSISTENT, MODE_BLOCKING, MODE_NONBLOCKING, MODE_POLL };
@@ -33,6 +34,7 @@ typedef struct bench_opts {
     long repeat;                  /* --algo all[,auto]: measurements of every (size, algorithm) */
     bool in_place, check, per_rank, csv_append, collie_alloc, sync_start;
     bool barrier_each;            /* a barrier (not timed) before every timed call */
+    bool fresh_data;              /* new input values before every call (implies barrier_each) */
     const char *csv;
 } bench_opts;
 
@@ -63,6 +65,11 @@ static inline void bench_usage(FILE *f) {
           "  --collie-alloc    buffers from collie_alloc (registered memory), not malloc\n"
           "  --barrier-each    a barrier before every timed call; only the calls are timed\n"
           "                    (latency of one call, no overlap between successive calls)\n"
+          "  --fresh-data      rewrite the input with new values before every call (untimed,\n"
+          "                    ordinary stores, then the barrier of --barrier-each, which it\n"
+          "                    implies): programs pass new data each call, and reused\n"
+          "                    unchanged buffers flatter some libraries; with --check, the\n"
+          "                    last timed call's result is verified too\n"
           "  --version         print the version and exit (as the first argument)\n"
           "Timing: per size, warm-up calls, then (adaptive) rank 0 times a few calls and\n"
           "broadcasts the iteration count; a barrier; then each rank times `iters` back-to-back\n"
@@ -170,6 +177,7 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
                : !strcmp(arg, "--csv-append") ? &o->csv_append
                : !strcmp(arg, "--collie-alloc") ? &o->collie_alloc
                : !strcmp(arg, "--barrier-each") ? &o->barrier_each
+               : !strcmp(arg, "--fresh-data") ? &o->fresh_data
                : !strcmp(arg, "--sync-start") ? &o->sync_start : NULL;
     if (flag)
         *flag = true;
@@ -191,6 +199,16 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
         return snprintf(err, n, "--min-bytes is larger than --max-bytes"), PARSE_ERROR;
     if (o->in_place && o->coll != COLL_ALLREDUCE && o->coll != COLL_REDUCE)
         return snprintf(err, n, "--in-place applies to allreduce and reduce only"), PARSE_ERROR;
+    if (o->fresh_data && o->coll == COLL_BARRIER)
+        return snprintf(err, n, "--fresh-data: barrier has no data"), PARSE_ERROR;
+    if (o->fresh_data && o->sync_start)
+        return snprintf(err, n, "--fresh-data and --sync-start cannot be combined"), PARSE_ERROR;
+    if (o->fresh_data && bench_max_exact(o->dtype) == 0)
+        return snprintf(err, n, "--fresh-data: dtype %s is not supported",
+                        collie_dtype_name(o->dtype)), PARSE_ERROR;
+    if (o->fresh_data && o->coll != COLL_BCAST && o->opid >= COLLIE_OPID_MAXLOC)
+        return snprintf(err, n, "--fresh-data: op %s is not supported (pairs)",
+                        collie_op_name(o->op)), PARSE_ERROR;
     bool reduces = o->coll == COLL_ALLREDUCE || o->coll == COLL_REDUCE;
     if (reduces && collie_op_check(o->op, o->dtype) != COLLIE_OK)
         return snprintf(err, n, "--op %s --dtype %s: %s", collie_op_name(o->op),
@@ -239,6 +257,7 @@ static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *e
             return snprintf(err, n, "invalid value '%s' for %s (expected %s)", val, name,
                             value_hint(name)), PARSE_ERROR;
     }
+    o->barrier_each = o->barrier_each || o->fresh_data;
     return bench_validate(o, err, n);
 }
 

@@ -40,6 +40,7 @@ typedef struct bench {
     const char *spec;             /* algorithm spec being measured */
     char why[1024], last_why[1024];
     int turn;                     /* --repeat: which turn over the algorithms (0 …) */
+    uint64_t calls;               /* --fresh-data: number of the next call (the salt) */
     bool check_failed;
 } bench;
 
@@ -165,6 +166,25 @@ static void run_loop(const bench *b, collie_request_t *req, size_t count, long n
         must(b, run_once(b, req, count));
 }
 
+/* The buffer a call reads its input from on this rank; NULL when it has none (bcast
+ * off the root). */
+static void *input_buf(const bench *b) {
+    if (b->o.coll == COLL_BCAST)
+        return b->rank == b->o.root ? b->rbuf : NULL;
+    return send_ptr(b) == COLLIE_IN_PLACE ? b->rbuf : b->sbuf;
+}
+
+static int check_opid(const bench *b) { return b->o.coll == COLL_BCAST ? -1 : b->o.opid; }
+
+/* --fresh-data: new input values for the next call (numbered b->calls), untimed; the
+ * caller's barrier follows, so no rank's timing sees the rewrite. */
+static void fresh_input(bench *b, size_t count) {
+    void *in = input_buf(b);
+    if (in)
+        bench_fill_fresh(in, count, check_opid(b), b->o.dtype, b->P, b->rank, b->calls);
+    b->calls++;
+}
+
 /* ---- one size ------------------------------------------------------------------------- */
 
 enum { PREP_FAILED = 0, PREP_FELL_BACK = 1, PREP_OK = 2 };
@@ -220,12 +240,14 @@ static int prepare(bench *b, size_t count, collie_request_t **req, char *used, s
 }
 
 /* Warm-up, then the iteration count (rank 0's calibration, broadcast). */
-static long decide_iters(const bench *b, collie_request_t *req, size_t count) {
+static long decide_iters(bench *b, collie_request_t *req, size_t count) {
     run_loop(b, req, count, b->o.warmup);
     if (b->o.iters > 0)
         return b->o.iters;
     uint64_t t0 = collie_now_ns();
     for (int i = 0; i < CALIBRATION_CALLS; i++) {
+        if (b->o.fresh_data)
+            fresh_input(b, count);   /* counted: ~100 ms of wall time per size */
         if (b->o.barrier_each)
             aux_barrier(b);   /* part of each iteration's cost, so the ~100 ms holds */
         must(b, run_once(b, req, count));
@@ -236,11 +258,14 @@ static long decide_iters(const bench *b, collie_request_t *req, size_t count) {
     return (long)aux_bcast0(b, n);
 }
 
-/* --barrier-each: the sum of iters calls' times, each call alone after a barrier. */
-static uint64_t time_each_after_barrier(const bench *b, collie_request_t *req, size_t count,
+/* --barrier-each: the sum of iters calls' times, each call alone after a barrier
+ * (--fresh-data: new input written before the barrier). */
+static uint64_t time_each_after_barrier(bench *b, collie_request_t *req, size_t count,
                                         long iters) {
     uint64_t total = 0;
     for (long i = 0; i < iters; i++) {
+        if (b->o.fresh_data)
+            fresh_input(b, count);
         aux_barrier(b);
         uint64_t t0 = collie_now_ns();
         must(b, run_once(b, req, count));
@@ -250,7 +275,7 @@ static uint64_t time_each_after_barrier(const bench *b, collie_request_t *req, s
 }
 
 /* Times iters calls after a barrier; fills b->tout with every rank's µs per call. */
-static void measure(const bench *b, collie_request_t *req, size_t count, long iters) {
+static void measure(bench *b, collie_request_t *req, size_t count, long iters) {
     aux_barrier(b);
     uint64_t t0 = collie_now_ns(), ns;
     if (b->o.barrier_each) {
@@ -313,8 +338,6 @@ static void report(const bench *b, size_t count, long iters, const char *label, 
 
 /* ---- --check -------------------------------------------------------------------------- */
 
-static int check_opid(const bench *b) { return b->o.coll == COLL_BCAST ? -1 : b->o.opid; }
-
 static void fill_check_inputs(const bench *b, size_t count) {
     int opid = check_opid(b);
     bool own_input = b->o.coll != COLL_BCAST || b->rank == b->o.root;
@@ -335,6 +358,26 @@ static long first_mismatch(const bench *b, size_t count) {
             return (long)i;
     }
     return -1;
+}
+
+/* --fresh-data --check: the result of the last timed call (numbered b->calls - 1) against
+ * its expected values; called right after timing, before anything rewrites the buffers. */
+static void check_fresh(bench *b, size_t count, const char *used) {
+    if (b->o.coll == COLL_REDUCE && b->rank != b->o.root)
+        return;
+    uint64_t salt = b->calls - 1;
+    for (size_t i = 0; i < count; i++) {
+        double want = (double)bench_fresh_expected(check_opid(b), b->o.dtype, b->P, b->o.root,
+                                                   i, salt);
+        double got = bench_get(b->rbuf, i, b->o.dtype);
+        if (got == want)
+            continue;
+        fprintf(stderr, "collie-bench: rank %d: fresh-data check failed (%s, %zu elements, %s,"
+                " call %llu): index %zu: got %g, expected %g\n", b->rank,
+                collie_coll_name(b->o.coll), count, used, (unsigned long long)salt, i, got, want);
+        b->check_failed = true;
+        return;
+    }
 }
 
 static void check_size(bench *b, collie_request_t *req, size_t count, const char *used) {
@@ -384,6 +427,8 @@ static void bench_size(bench *b, size_t count) {
         measure_sync(b, req, count, iters);
     else
         measure(b, req, count, iters);
+    if (b->o.check && b->o.fresh_data)
+        check_fresh(b, count, used);
     if (b->rank == 0)
         report(b, count, iters, label, used);
     if (b->o.check && b->o.coll != COLL_BARRIER)
@@ -456,9 +501,9 @@ static void print_header(const bench *b) {
         printf(" op=%s", collie_op_name(b->o.op));
     if (b->o.coll == COLL_REDUCE || b->o.coll == COLL_BCAST)
         printf(" root=%d", b->o.root);
-    printf(" algo=%s mode=%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
+    printf(" algo=%s mode=%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
            mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
-           b->o.barrier_each ? " barrier-each" : "");
+           b->o.barrier_each ? " barrier-each" : "", b->o.fresh_data ? " fresh-data" : "");
     printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }
 

@@ -39,6 +39,8 @@ typedef struct collie_coll_args {
     bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
     bool single_copy;       /* every rank can read and write every other rank's buffers
                                (shm with single-copy reads and the board; direct_segments) */
+    bool any_order;         /* persistent, matched by initialization order: its starts may
+                               come in any order relative to other calls (schedules only) */
     const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;

@@ -203,6 +203,9 @@ bool collie_algorithm_accepts(const collie_algorithm *alg, const collie_coll_arg
     if ((alg->needs & ALGO_NEEDS_MULTICAST) && !a->multicast)
         return decline(why, "needs multicast, which was not set up and verified when the team "
                             "was created (COLLIE_MCAST, COLLIE_LOG=info says why)");
+    if (alg->driver && a->any_order)
+        return decline(why, "runs its own protocol, matched by start order; a persistent request "
+                            "(matched by initialization order) needs a schedule");
     if ((alg->needs & ALGO_NEEDS_SINGLE_COPY) && !a->single_copy)
         return decline(why, "needs single-copy access to every rank's buffers (the shm "
                             "transport with process_vm_readv allowed; COLLIE_SHM_DIRECT=1)");

@@ -113,7 +113,7 @@ static int check_call(collie_team_t *team, const call *c) {
     return check_buffers(c, team->rank);
 }
 
-static int plan(collie_team_t *team, const call *c, bool persistent, collie_request_t **req) {
+static int plan(collie_team_t *team, const call *c, int persistent, collie_request_t **req) {
     if (!req)
         return collie_fail(COLLIE_ERR_ARG, "%s: request pointer is NULL", c->fn);
     *req = NULL;
@@ -185,8 +185,12 @@ static int blocking(collie_team_t *team, call *c) {
         team->cache[slot] = req;
     }
     st = collie_start(req);
-    return st ? st : collie_request_test(req, COLLIE_BLOCK);
+    return st ? st : collie_blocking_wait(req);
 }
+
+static int wait_here(collie_request_t *req) { return collie_request_test(req, COLLIE_BLOCK); }
+
+int (*collie_blocking_wait)(collie_request_t *req) = wait_here;
 
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                      collie_dtype_t dtype, collie_op_t op) {
@@ -236,22 +240,22 @@ int collie_ibarrier(collie_team_t *team, collie_request_t **req) {
 int collie_allreduce_init(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                           collie_dtype_t dtype, collie_op_t op, collie_request_t **req) {
     call c = { "collie_allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0 };
-    return plan(team, &c, true, req);
+    return plan(team, &c, COLLIE_REQ_BY_INIT, req);
 }
 
 int collie_reduce_init(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                        collie_dtype_t dtype, collie_op_t op, int root, collie_request_t **req) {
     call c = { "collie_reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root };
-    return plan(team, &c, true, req);
+    return plan(team, &c, COLLIE_REQ_BY_INIT, req);
 }
 
 int collie_bcast_init(collie_team_t *team, void *buf, size_t count, collie_dtype_t dtype,
                       int root, collie_request_t **req) {
     call c = { "collie_bcast_init", COLL_BCAST, buf, buf, count, dtype, NULL, root };
-    return plan(team, &c, true, req);
+    return plan(team, &c, COLLIE_REQ_BY_INIT, req);
 }
 
 int collie_barrier_init(collie_team_t *team, collie_request_t **req) {
     call c = { "collie_barrier_init", COLL_BARRIER, NULL, NULL, 0, COLLIE_UINT8, NULL, 0 };
-    return plan(team, &c, true, req);
+    return plan(team, &c, COLLIE_REQ_BY_INIT, req);
 }

@@ -286,6 +286,14 @@ static int mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
                        (unsigned long long)want_msg);
 }
 
+/* A chunk of another call at the head of a channel, where either call is persistent
+ * (matched by initialization order, started in any order): that call's request takes it,
+ * this one waits.  Between non-persistent calls (in start order) it is a mismatch. */
+static bool another_call(const collie_request_t *req, collie_slot_hdr *h) {
+    uint32_t seq = collie_slot_meta_of(h)->call_seq;
+    return seq != req->call_seq && ((seq | req->call_seq) & COLLIE_PERSISTENT_SEQ);
+}
+
 static int direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void *dst,
                        uint64_t len) {
     const collie_slot_meta *m = collie_slot_meta_of(h);
@@ -312,24 +320,83 @@ static int direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void
     return COLLIE_OK;
 }
 
-/* Returns the slot header of peer's next chunk, or NULL if it has not arrived. */
-static collie_slot_hdr *incoming_head(collie_request_t *req, int peer) {
-    collie_transport *tp = req->team->tp;
-    if (tp->discard_total && tp->discard[peer] && !collie_discard_progress(tp, peer))
-        return NULL;
-    uint64_t s = tp->received[peer] + 1;
-    collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
-    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
-        note_wait(req, &h->seq, s);
-        return NULL;
-    }
-    return h;
-}
-
 static void release_incoming(collie_transport *tp, int peer) {
     uint64_t s = ++tp->received[peer];
     atomic_store_explicit(&tp->from[peer].consumed->value, s, memory_order_release);
     collie_wake_later(tp, peer);
+}
+
+static const void *mapped_data(const collie_request_t *req, int peer, collie_slot_hdr *h,
+                               uint64_t len);
+
+/* Moves the chunk at the head of peer's channel, another call's, to the team's stash (its
+ * data read now if it is a single-copy one) and returns the slot (stash.c). */
+static int stash_chunk(collie_request_t *req, int peer, collie_slot_hdr *h) {
+    uint64_t len = h->bytes & ~SLOT_FLAGS;
+    collie_slot_hdr *copy = collie_stash_add(req->team, peer, h, len);
+    if (!copy)
+        return COLLIE_ERR_NOMEM;
+    void *dst = collie_slot_payload(copy, len);
+    int st = COLLIE_OK;
+    if (h->bytes & SLOT_DIRECT) {
+        const void *src = mapped_data(req, peer, h, len);
+        if (src)
+            memcpy(dst, src, len);
+        else
+            st = direct_read(req, peer, h, dst, len);
+    } else if (len) {
+        memcpy(dst, collie_slot_payload(h, len), len);
+    }
+    release_incoming(req->team->tp, peer);
+    return st;
+}
+
+/* incoming_head when the team has a stash or chunks to discard, or the head chunk is not
+ * this request's. */
+__attribute__((noinline)) static collie_slot_hdr *incoming_slow(collie_request_t *req, int peer, uint32_t want,
+                                      bool *stashed, int *st) {
+    collie_transport *tp = req->team->tp;
+    if (req->team->stash_count) {
+        collie_slot_hdr *h = collie_stash_find(req->team, peer, req->call_seq);
+        if (h) {
+            *stashed = true;
+            return h;
+        }
+    }
+    for (;;) {
+        if (tp->discard_total && tp->discard[peer] && !collie_discard_progress(tp, peer))
+            return NULL;
+        uint64_t s = tp->received[peer] + 1;
+        collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
+            note_wait(req, &h->seq, s);
+            return NULL;
+        }
+        if (h->check == want || !another_call(req, h))
+            return h;
+        if ((*st = stash_chunk(req, peer, h)) != COLLIE_OK)
+            return NULL;
+    }
+}
+
+/* The header of peer's next chunk for this request (want: its check word), or NULL if it
+ * has not arrived; *stashed when it comes from the stash.  Chunks of other calls met on
+ * the way are stashed when either call is persistent (started in any order). */
+static inline collie_slot_hdr *incoming_head(collie_request_t *req, int peer, uint32_t want,
+                                             bool *stashed, int *st) {
+    collie_transport *tp = req->team->tp;
+    *stashed = false;
+    if (!req->team->stash_count && !tp->discard_total) {
+        uint64_t s = tp->received[peer] + 1;
+        collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
+            note_wait(req, &h->seq, s);
+            return NULL;
+        }
+        if (h->check == want)
+            return h;
+    }
+    return incoming_slow(req, peer, want, stashed, st);
 }
 
 /* Scratch for single-copy reads that feed a reduction: one chunk per source. */
@@ -399,11 +466,16 @@ static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i
     uint64_t *prog = &req->progress[i];
     uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
     collie_slot_hdr *heads[SCHED_MAX_SOURCES];
+    bool stashed[SCHED_MAX_SOURCES];
+    uint32_t want = chunk_check(req, op->bytes);
     while (*prog < n) {
         for (int k = 0; k < op->nsrc; k++) {
             if (srcs[k].buf != SBUF_IN)
                 continue;
-            heads[k] = incoming_head(req, srcs[k].peer);
+            int st = COLLIE_OK;
+            heads[k] = incoming_head(req, srcs[k].peer, want, &stashed[k], &st);
+            if (st != COLLIE_OK)
+                return st;
             if (!heads[k]) {
                 req->blocked_peer = srcs[k].peer;
                 req->blocked_on_credit = false;
@@ -415,9 +487,14 @@ static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i
         int st = reduce_chunk(req, op, heads, off, len);
         if (st)
             return st;
-        for (int k = 0; k < op->nsrc; k++)
-            if (srcs[k].buf == SBUF_IN)
+        for (int k = 0; k < op->nsrc; k++) {
+            if (srcs[k].buf != SBUF_IN)
+                continue;
+            if (stashed[k])
+                collie_stash_drop(req->team, srcs[k].peer, heads[k]);
+            else
                 release_incoming(tp, srcs[k].peer);
+        }
         (*prog)++;
         *moved = true;
     }

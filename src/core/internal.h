@@ -14,7 +14,11 @@
 struct collie_team {
     int rank, size;
     collie_transport *tp;
-    uint32_t coll_seq;              /* collectives started on this team so far */
+    uint32_t coll_seq;              /* starts on this team so far, but of collie_*_init requests */
+    uint32_t pers_seq;              /* collie_*_init requests made on this team so far */
+    uint32_t any_order_active;      /* active collie_*_init requests in the queue */
+    struct collie_stashed **stash;  /* [size]: chunks taken ahead of their request (stash.c) */
+    uint64_t stash_count;
     collie_request_t *head, *tail;  /* started, unfinished requests, in start order */
     int failed;                     /* a peer failed: every later call fails at once */
     char fail_msg[256];
@@ -49,7 +53,9 @@ struct collie_request {
     int status;                     /* last result (COLLIE_OK when finished) */
     uint32_t check;                 /* hash of the call, carried by every chunk */
     uint32_t check_base;            /* the part of check fixed at planning time */
-    uint32_t call_seq;
+    uint32_t call_seq;              /* the start's number; persistent: COLLIE_PERSISTENT_SEQ | pers_id */
+    uint32_t pers_id;               /* persistent: its number among the team's persistent requests */
+    uint32_t nstarts;               /* persistent: starts so far */
     collie_request_t *next;         /* in the team's queue */
     /* executor state */
     uint32_t round;
@@ -75,6 +81,10 @@ struct collie_request {
     void *algo_state;               /* an algorithm driver's state (algorithm.h) */
 };
 
+/* The call number of a persistent request's starts: matched by initialization order, so
+ * they carry the request's number among the team's persistent requests, with this bit. */
+#define COLLIE_PERSISTENT_SEQ 0x80000000u
+
 /* Executor (executor.c). */
 int collie_exec_prepare(collie_request_t *req);   /* after the schedule is built */
 void collie_exec_restart(collie_request_t *req);
@@ -82,18 +92,33 @@ void collie_exec_restart(collie_request_t *req);
  * it waits for a peer (req->blocked_peer), or an error. */
 int collie_exec_progress(collie_request_t *req);
 
+/* Chunks of other calls taken off a channel ahead of their request (stash.c). */
+collie_slot_hdr *collie_stash_add(collie_team_t *team, int peer, const collie_slot_hdr *h,
+                                  uint64_t len);   /* a copy of h; the caller fills its payload */
+collie_slot_hdr *collie_stash_find(collie_team_t *team, int peer, uint32_t call_seq);
+void collie_stash_drop(collie_team_t *team, int peer, collie_slot_hdr *h);
+void collie_stash_free(collie_team_t *team);
+
 /* Requests (request.c). */
 /* collie_test without the handle checks, for requests the library holds (plan cache). */
 int collie_request_test(collie_request_t *req, int timeout_ms);
+/* persistent: false (started once), true (started any number of
+ * times, each start matched by start order: the blocking calls' plan cache) or
+ * COLLIE_REQ_BY_INIT (collie_*_init: matched by initialization order, see collie_start). */
+#define COLLIE_REQ_BY_INIT 2
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
-                         bool persistent, collie_request_t **out);
+                         int persistent, collie_request_t **out);
 
 /* Builds a request for a given algorithm (NULL: select as usual). */
 int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, int coll,
                               const void *sendbuf, void *recvbuf, size_t count,
-                              collie_dtype_t dtype, collie_op_t op, int root, bool persistent,
+                              collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out);
+
+/* How the blocking calls wait for their request (api.c): collie_wait, or the waiting loop
+ * of a layer that must keep other work moving meanwhile (libcollie_mpi: MPI's requests). */
+extern int (*collie_blocking_wait)(collie_request_t *req);
 
 /* Teams (team.c). */
 int collie_team_create(collie_transport *tp, collie_team_t **out);

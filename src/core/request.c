@@ -31,14 +31,14 @@ static const collie_algorithm *choose(collie_coll_args *a) {
 
 int collie_request_build(collie_team_t *team, int coll, const void *sendbuf, void *recvbuf,
                          size_t count, collie_dtype_t dtype, collie_op_t op, int root,
-                         bool persistent, collie_request_t **out) {
+                         int persistent, collie_request_t **out) {
     return collie_request_build_with(team, NULL, coll, sendbuf, recvbuf, count, dtype, op, root,
                                      persistent, out);
 }
 
 int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, int coll,
                               const void *sendbuf, void *recvbuf, size_t count,
-                              collie_dtype_t dtype, collie_op_t op, int root, bool persistent,
+                              collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out) {
     collie_request_t *req = calloc(1, sizeof *req);
     if (!req)
@@ -62,12 +62,15 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     a->shared_memory = team->tp->shared_memory;
     a->multicast = team->mcast != NULL;
     a->single_copy = collie_team_single_copy(team);
+    a->any_order = persistent == COLLIE_REQ_BY_INIT;
     a->node_of = team->tp->node_of;
     a->nnodes = team->tp->nnodes;
     req->team = team;
     req->dtype = dtype;
     req->op = op;
-    req->persistent = persistent;
+    req->persistent = persistent != 0;
+    if (a->any_order)
+        req->pers_id = team->pers_seq++ & ~COLLIE_PERSISTENT_SEQ;
     req->buf[SBUF_SEND] = a->in_place ? recvbuf : (void *)sendbuf;
     req->buf[SBUF_RECV] = recvbuf;
     req->algo = alg ? alg : choose(a);
@@ -145,8 +148,16 @@ int collie_start(collie_request_t *req) {
                            "with collie_%s_init to start it again)", collie_coll_name(req->args.coll),
                            collie_coll_name(req->args.coll));
     req->started = true;
-    req->call_seq = team->coll_seq++;
-    req->check = mix(req->check_base, req->call_seq);
+    if (req->args.any_order) {
+        /* Matched by initialization order: the same identity on every rank whatever the
+         * order of starts, the start's number making each start's messages its own. */
+        req->call_seq = COLLIE_PERSISTENT_SEQ | req->pers_id;
+        req->check = mix(mix(req->check_base, req->call_seq), req->nstarts++);
+        team->any_order_active++;
+    } else {
+        req->call_seq = team->coll_seq++;
+        req->check = mix(req->check_base, req->call_seq);
+    }
     collie_exec_restart(req);
     if (req->algo->driver)
         req->algo->driver->start(req);
@@ -162,19 +173,65 @@ int collie_start(collie_request_t *req) {
     return COLLIE_OK;
 }
 
+static int run_once(collie_request_t *r) {
+    return r->algo->driver ? r->algo->driver->progress(r) : collie_exec_progress(r);
+}
+
+/* r finished: off the queue (prev is the request before it, or NULL). */
+static void finish(collie_team_t *team, collie_request_t *prev, collie_request_t *r) {
+    r->active = false;
+    r->status = COLLIE_OK;
+    if (r->args.any_order)
+        team->any_order_active--;
+    if (prev)
+        prev->next = r->next;
+    else
+        team->head = r->next;
+    if (team->tail == r)
+        team->tail = prev;
+}
+
+/* With persistent requests (matched by initialization order) in the queue: one pass over
+ * it, progressing every persistent request and the non-persistent ones in start order (up
+ * to the first that must wait).  A request takes only chunks of its own call from a
+ * channel (executor.c), so requests started in different orders on different ranks meet. */
+__attribute__((noinline)) static int progress_any_order(collie_team_t *team, collie_request_t *req) {
+    collie_request_t *prev = NULL, *r = team->head;
+    bool in_order_waits = false;
+    while (r) {
+        collie_request_t *next = r->next;
+        if (r->args.any_order || !in_order_waits) {
+            int st = run_once(r);
+            if (st < 0)
+                return collie_team_fail(team, st);
+            if (st == COLLIE_OK) {
+                finish(team, prev, r);
+                r = next;
+                continue;
+            }
+            in_order_waits = in_order_waits || !r->args.any_order;
+        }
+        prev = r;
+        r = next;
+    }
+    return req->active ? COLLIE_TIMEOUT : req->status;
+}
+
 /* Progresses the team's queue in order until req is done or the head must wait. */
 static int progress_queue(collie_team_t *team, collie_request_t *req) {
     team->wait_word = NULL;
     if (team->tp->discard_total)
         collie_discard_all(team->tp);
+    if (team->any_order_active)
+        return progress_any_order(team, req);
     while (req->active && team->head) {
         collie_request_t *head = team->head;
-        int st = head->algo->driver ? head->algo->driver->progress(head) : collie_exec_progress(head);
+        int st = run_once(head);
         if (st < 0)
             return collie_team_fail(team, st);
         if (st != COLLIE_OK)
             return COLLIE_TIMEOUT;
-        head->active = false;
+        head->active = false;   /* finish(), without the persistent requests' cases */
         head->status = COLLIE_OK;
         team->head = head->next;
         if (!team->head)

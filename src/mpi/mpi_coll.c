@@ -380,6 +380,7 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 int MPI_Finalize(void) {
     cm_log_summary();
     cm_memo_forget();
+    cm_progress_finalize();
     cm_free_all_teams();
     cm_free_user_ops();
     cm_free_types();

@@ -8,6 +8,7 @@
  * mpi_cache.c     the map from MPI handles to the layer's records
  * mpi_coll.c      the intercepted collectives: blocking, MPI_I*, persistent
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
+ * mpi_progress.c  progress shared with MPI: the wait loop, the blocking point-to-point calls
  * mpi_transport_mixed.c  the shm+mpi transport of communicators spanning several nodes
  * mpi_transport.c      its channels between nodes: non-blocking two-sided MPI (p2p)
  * mpi_transport_rma.c  or MPI-3 RMA (MPI_Put + notification; COLLIE_MPI_TRANSPORT=rma)
@@ -159,6 +160,19 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
 /* Requests (mpi_requests.c). */
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle);
 int cm_start_request(collie_request_t *req, const cm_call *c);
+int cm_requests_active(void);         /* collie requests started and not finished */
+void cm_progress_all(void);           /* one step of every active collie request */
+
+/* Shared progress (mpi_progress.c). */
+void cm_poke_mpi(void);               /* runs MPI's progress engine once */
+/* Runs cm_progress_all and done(arg) in turn until done is true (true) or no collie
+ * request is active any more (false: the caller may block in PMPI). */
+bool cm_wait_until(bool (*done)(void *), void *arg);
+int cm_wait_mpi(MPI_Request *req, MPI_Status *status);             /* PMPI_Wait, shared */
+int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
+int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
+int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
+void cm_progress_finalize(void);      /* at MPI_Finalize */
 
 #pragma GCC visibility pop
 

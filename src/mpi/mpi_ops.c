@@ -53,7 +53,8 @@ typedef struct user_op {
     struct user_op *next;
 } user_op;
 
-static user_op *user_ops;
+static user_op *user_ops;   /* live ones: searched for every reduction */
+static user_op *dead_ops;   /* freed by the program, kept until MPI_Finalize */
 
 static void call_user_fn(const void *in, void *inout, size_t count, collie_dtype_t dtype, void *ctx) {
     (void)dtype;
@@ -106,18 +107,24 @@ int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
 }
 
 int MPI_Op_free(MPI_Op *op) {
-    user_op *u = op ? find_user_op(*op) : NULL;
-    if (u) {
-        u->live = false;
-        cm_memo_forget();
-    }
+    for (user_op **pp = &user_ops; op && *pp; pp = &(*pp)->next)
+        if ((*pp)->handle == *op) {   /* off the live list, so it stays short */
+            user_op *u = *pp;
+            *pp = u->next;
+            u->live = false;
+            u->next = dead_ops;
+            dead_ops = u;
+            cm_memo_forget();
+            break;
+        }
     return PMPI_Op_free(op);
 }
 
 void cm_free_user_ops(void) {
-    while (user_ops) {
-        user_op *u = user_ops;
-        user_ops = u->next;
+    while (user_ops || dead_ops) {
+        user_op **list = user_ops ? &user_ops : &dead_ops;
+        user_op *u = *list;
+        *list = u->next;
         while (u->variants) {
             user_variant *v = u->variants;
             u->variants = v->next;

@@ -12,14 +12,21 @@
  * do the rest, so statuses, MPI_REQUEST_NULL and the other requests of an array behave
  * as MPI defines.
  *
- * Limits: collie requests progress only inside these calls (and other collie calls), not
- * inside unrelated MPI calls such as MPI_Recv; MPI_Request_get_status and MPI_Cancel are
+ * Progress is shared (mpi_progress.c): while any collie request is active, every wait here
+ * — on collie's requests or on MPI's own — runs cm_wait_until, which progresses every
+ * active collie request (cm_progress_all) and drives MPI's progress engine in turn; the
+ * tests progress all of collie's requests once and MPI's once.
+ *
+ * Limits: a blocking call passed to PMPI unchanged that is neither point-to-point nor a
+ * completion call (e.g. a blocking MPI_Alltoall, MPI_Sendrecv_replace, MPI_Win_fence) does
+ * not progress collie's requests while it blocks; MPI_Request_get_status and MPI_Cancel are
  * not intercepted; Waitsome/Testsome report one completed collie request per call.
  */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "mpi/mpi_layer.h"
 
 typedef struct cm_req {
@@ -27,11 +34,15 @@ typedef struct cm_req {
     collie_request_t *req;
     bool persistent;
     bool active;                  /* started, not yet finished */
+    bool unreported;              /* persistent, finished, not yet reported by a wait/test */
     cm_call call;                 /* for error messages */
 } cm_req;
 
 static cm_req *table;
 static int nused, ncap;
+static int nactive;               /* entries with active set */
+
+int cm_requests_active(void) { return nactive; }
 
 static cm_req *find(MPI_Request h) {
     if (h == MPI_REQUEST_NULL)
@@ -73,24 +84,52 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
         collie_request_free(req);
         return rc;
     }
-    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, *c };
+    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, *c };
+    nactive += !persistent;
     return MPI_SUCCESS;
 }
 
-/* Progresses e (blocking or one bounded step); when collie finished it, completes the
- * generalized request / deactivates the persistent one.  true when e is finished. */
-static bool progress(cm_req *e, bool block) {
+/* One step of e; when collie finished it, completes the generalized request /
+ * deactivates the persistent one.  true when e is finished. */
+static bool step(cm_req *e) {
     if (!e->active)
         return true;
-    int st = block ? collie_wait(e->req) : collie_test(e->req, 0);
+    int st = collie_test(e->req, 0);
     if (st == COLLIE_TIMEOUT)
         return false;
     e->active = false;
+    e->unreported = e->persistent;
+    nactive--;
     if (st != COLLIE_OK)
         cm_error(&e->call, st);
     if (!e->persistent)
         PMPI_Grequest_complete(e->handle);
     return true;
+}
+
+void cm_progress_all(void) {
+    for (int i = 0; i < nused; i++)
+        if (table[i].active)
+            step(&table[i]);
+}
+
+static bool entry_done(void *arg) {
+    cm_req *e = arg;
+    if (!e->active)
+        return true;
+    cm_poke_mpi();
+    return false;
+}
+
+/* Progresses e (and everything else, collie's and MPI's) until e is finished, or one
+ * step of it; true when e is finished. */
+static bool progress(cm_req *e, bool block) {
+    if (block)
+        cm_wait_until(entry_done, e);
+    bool done = step(e);
+    if (done && e->persistent)
+        e->unreported = false;
+    return done;
 }
 
 /* After PMPI completed the handle of a finished split-phase entry, drop the entry. */
@@ -116,12 +155,15 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
         drop_if_done(h);
         return rc;
     }
-    return PMPI_Wait(request, status);
+    return nactive ? cm_wait_mpi(request, status) : PMPI_Wait(request, status);
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     cm_req *e = nused ? find(*request) : NULL;
+    if (nactive)
+        cm_progress_all();
     if (e && !progress(e, false)) {
+        cm_poke_mpi();
         *flag = 0;
         return MPI_SUCCESS;
     }
@@ -153,21 +195,48 @@ static bool any_ours(int n, const MPI_Request *reqs) {
     return false;
 }
 
+typedef struct waitall {
+    int n;
+    MPI_Request *reqs;
+    MPI_Status *statuses;
+    int rc;
+} waitall;
+
+/* Every collie entry of the array finished, then PMPI_Testall completes the rest. */
+static bool all_finished(void *arg) {
+    waitall *w = arg;
+    for (int i = 0; i < w->n; i++) {
+        cm_req *e = find(w->reqs[i]);
+        if (e && e->active) {
+            cm_poke_mpi();
+            return false;
+        }
+    }
+    int flag = 0;
+    w->rc = PMPI_Testall(w->n, w->reqs, &flag, w->statuses);
+    return flag || w->rc != MPI_SUCCESS;
+}
+
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
-    if (!any_ours(n, reqs))
+    bool ours = any_ours(n, reqs);
+    if (!ours && !nactive)
         return PMPI_Waitall(n, reqs, statuses);
-    for (int i = 0; i < n; i++) {
+    MPI_Request *saved = ours ? save_handles(n, reqs) : NULL;
+    waitall w = { n, reqs, statuses, MPI_SUCCESS };
+    for (int i = 0; ours && i < n; i++) {
         cm_req *e = find(reqs[i]);
         if (e)
-            progress(e, true);
+            e->unreported = false;
     }
-    MPI_Request *saved = save_handles(n, reqs);
-    int rc = PMPI_Waitall(n, reqs, statuses);
-    drop_all_done(n, saved);
+    int rc = cm_wait_until(all_finished, &w) ? w.rc : PMPI_Waitall(n, reqs, statuses);
+    if (ours)
+        drop_all_done(n, saved);
     return rc;
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+    if (nactive)
+        cm_progress_all();
     if (!any_ours(n, reqs))
         return PMPI_Testall(n, reqs, flag, statuses);
     bool all = true;
@@ -177,8 +246,14 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
             all = false;
     }
     if (!all) {
+        cm_poke_mpi();
         *flag = 0;
         return MPI_SUCCESS;
+    }
+    for (int i = 0; i < n; i++) {
+        cm_req *e = find(reqs[i]);
+        if (e)
+            e->unreported = false;
     }
     MPI_Request *saved = save_handles(n, reqs);
     int rc = PMPI_Testall(n, reqs, flag, statuses);
@@ -191,17 +266,18 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
 static bool any_pass(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
                      int *rc) {
     bool pending = false;
+    if (nactive)
+        cm_progress_all();
     for (int i = 0; i < n; i++) {
         cm_req *e = find(reqs[i]);
-        if (!e || !e->active)
-            continue;
-        if (progress(e, false) && e->persistent) {
+        if (e && e->unreported) {   /* a persistent entry finished since it was started */
+            e->unreported = false;
             *index = i;
             *flag = 1;
             set_empty(status);
             return true;
         }
-        pending = pending || e->active;
+        pending = pending || (e && e->active);
     }
     MPI_Request *saved = save_handles(n, reqs);
     *rc = PMPI_Testany(n, reqs, index, flag, status);
@@ -212,24 +288,44 @@ static bool any_pass(int n, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-    if (!any_ours(n, reqs))
+    if (!nactive && !any_ours(n, reqs))
         return PMPI_Testany(n, reqs, index, flag, status);
     int rc = MPI_SUCCESS;
-    any_pass(n, reqs, index, flag, status, &rc);
+    if (!any_pass(n, reqs, index, flag, status, &rc))
+        cm_poke_mpi();
     return rc;
 }
 
+typedef struct waitany {
+    int n;
+    MPI_Request *reqs;
+    int *index, flag;
+    MPI_Status *status;
+    int rc;
+} waitany;
+
+static bool any_done(void *arg) {
+    waitany *w = arg;
+    return any_pass(w->n, w->reqs, w->index, &w->flag, w->status, &w->rc);
+}
+
 int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
-    if (!any_ours(n, reqs))
+    if (!nactive && !any_ours(n, reqs))
         return PMPI_Waitany(n, reqs, index, status);
-    int rc = MPI_SUCCESS, flag = 0;
-    while (!any_pass(n, reqs, index, &flag, status, &rc))
-        sched_yield();
+    waitany w = { n, reqs, index, 0, status, MPI_SUCCESS };
+    if (cm_wait_until(any_done, &w))
+        return w.rc;
+    /* Nothing of collie's is active: one more pass reports what just finished. */
+    if (any_pass(n, reqs, index, &w.flag, status, &w.rc))
+        return w.rc;
+    MPI_Request *saved = save_handles(n, reqs);
+    int rc = PMPI_Waitany(n, reqs, index, status);
+    drop_all_done(n, saved);
     return rc;
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!any_ours(n, reqs))
+    if (!nactive && !any_ours(n, reqs))
         return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
     int index = MPI_UNDEFINED;
     int rc = MPI_Waitany(n, reqs, &index, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses);
@@ -239,7 +335,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!any_ours(n, reqs))
+    if (!nactive && !any_ours(n, reqs))
         return PMPI_Testsome(n, reqs, outcount, indices, statuses);
     int index = MPI_UNDEFINED, flag = 0;
     int rc = MPI_Testany(n, reqs, &index, &flag, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses);
@@ -268,8 +364,17 @@ int MPI_Start(MPI_Request *request) {
     cm_req *e = nused ? find(*request) : NULL;
     if (!e)
         return PMPI_Start(request);
+    if (e->active)
+        return cm_error(&e->call, collie_fail(COLLIE_ERR_ARG, "MPI_Start: the request is already active"));
     e->active = true;
-    return cm_start_request(e->req, &e->call);
+    e->unreported = false;
+    nactive++;
+    int rc = cm_start_request(e->req, &e->call);
+    if (rc != MPI_SUCCESS && e->active) {
+        e->active = false;
+        nactive--;
+    }
+    return rc;
 }
 
 int MPI_Startall(int n, MPI_Request reqs[]) {

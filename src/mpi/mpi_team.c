@@ -45,6 +45,7 @@ void cm_setup(void) {
     done = true;
     collie_log_init();
     collie_select_init_from_env();
+    collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
     cm_log_on = cm_log_mode();
     cm_off = collie_env_int("COLLIE_MPI", 1) == 0;
 }

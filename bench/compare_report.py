@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""compare_report.py — the markdown tables of docs/performance.md from one or more
+summary.csv files of bench/compare (rows of several runs are simply concatenated):
+
+  python3 bench/compare_report.py build/runs/p2/summary.csv build/runs/p4/summary.csv
+
+1. Per point (collective, P, size), reused and fresh data side by side: collie (malloc
+   buffers, auto's choice), the best peer (the fastest of every peer's auto and forced
+   algorithms) and the ratio collie / best peer; the same ratio for collie_alloc buffers.
+2. Per peer and data mode: at how many points collie (malloc buffers) is at or below that
+   peer's best config, and the median and range of collie / peer.
+3. Per data mode: points at or below the best peer, at most 1.3 x, and the worst ratio.
+"""
+import csv
+import statistics
+import sys
+
+PEERS = ("openmpi", "mpich", "intelmpi", "openmpi5", "mpich5", "oneccl")
+NAMES = {"openmpi": "Open MPI 4.1.4", "mpich": "MPICH 4.0.2", "intelmpi": "Intel MPI 2021.18",
+         "openmpi5": "Open MPI 5.0.11", "mpich5": "MPICH 5.0.2", "oneccl": "oneCCL 2022.2"}
+
+
+def num(text):
+    return float(text) if text not in ("", None) else None
+
+
+def human(size):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def us(x):
+    return "–" if x is None else (f"{x:.2f}" if x < 100 else f"{x:.0f}")
+
+
+def ratio(x):
+    if x is None:
+        return "–"
+    return f"**{x:.2f}**" if x <= 1.0 else f"{x:.2f}"
+
+
+def peer_best(row, peer):
+    got = [v for v in (num(row[f"{peer}_auto_us"]), num(row[f"{peer}_forced_us"])) if v]
+    return min(got) if got else None
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
+    return {(r["coll"], int(r["P"]), int(r["bytes"]), r["data"]): r for r in rows}
+
+
+def point_table(table):
+    print("| coll | P | size | reused: collie µs (algorithm) | best peer µs (which) | ratio |"
+          " fresh: collie µs | best peer µs (which) | ratio | collie_alloc ratio reused / fresh |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for coll, P, size in sorted({k[:3] for k in table}, key=lambda k: (k[0], k[1], k[2])):
+        cells = []
+        for data in ("reused", "fresh"):
+            r = table.get((coll, P, size, data))
+            if not r:
+                cells += ["–", "–", "–"]
+                continue
+            mine = f"{us(num(r['collie_us']))}" + \
+                (f" ({r['collie_algorithm']})" if data == "reused" else "")
+            best = f"{us(num(r['best_peer_us']))} ({r['best_peer']} {r['best_peer_config']})"
+            cells += [mine, best, ratio(num(r["ratio"]))]
+        alloc = "/".join(ratio(num(table[(coll, P, size, d)]["ratio_collie_alloc"]))
+                         if (coll, P, size, d) in table else "–" for d in ("reused", "fresh"))
+        print(f"| {coll} | {P} | {human(size)} | " + " | ".join(cells) + f" | {alloc} |")
+
+
+def peer_table(table):
+    print("| peer | data | points | collie ≤ peer | median collie / peer | range |")
+    print("| --- | --- | ---: | ---: | ---: | --- |")
+    for peer in PEERS:
+        for data in ("reused", "fresh"):
+            ratios = []
+            for key, r in table.items():
+                best, mine = peer_best(r, peer), num(r["collie_us"])
+                if key[3] == data and best and mine:
+                    ratios.append(mine / best)
+            if ratios:
+                wins = sum(1 for x in ratios if x <= 1.0)
+                print(f"| {NAMES[peer]} | {data} | {len(ratios)} | {wins} | "
+                      f"{statistics.median(ratios):.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
+
+
+def totals(table):
+    for data in ("reused", "fresh"):
+        for label, col in (("collie (malloc)", "ratio"), ("collie_alloc", "ratio_collie_alloc")):
+            ratios = [num(r[col]) for k, r in table.items() if k[3] == data and num(r[col])]
+            if ratios:
+                print(f"- {data} data, {label}: at or below the best peer at "
+                      f"{sum(1 for x in ratios if x <= 1.0)} of {len(ratios)} points, within "
+                      f"1.3 × at {sum(1 for x in ratios if x <= 1.3)}, worst {max(ratios):.2f}, "
+                      f"best {min(ratios):.2f}")
+
+
+def main(paths):
+    table = load(paths)
+    point_table(table)
+    print()
+    peer_table(table)
+    print()
+    totals(table)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: compare_report.py SUMMARY_CSV [SUMMARY_CSV ...]")
+    main(sys.argv[1:])

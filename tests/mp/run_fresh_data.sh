@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# collie-bench --fresh-data: every call's input is rewritten with new values (the call
+# number mixed into the pattern) before the barrier; --check verifies the last timed
+# call's result against an exact reference for that call, and then one call with the
+# usual check inputs.  allreduce (also in place), reduce at a non-zero root and bcast,
+# malloc and collie_alloc buffers, sizes from one element to 256 KiB.
+# Usage: run_fresh_data.sh COLLIE_RUN COLLIE_BENCH P
+set -euo pipefail
+run=$1 bench=$2 P=$3
+root=$((P - 1))
+for args in "--coll allreduce" "--coll allreduce --in-place" "--coll reduce --root $root" \
+            "--coll bcast --root $root" "--coll allreduce --dtype int32 --op max"; do
+  for alloc in "" --collie-alloc; do
+    echo "== P=$P $args ${alloc:-malloc}"
+    # shellcheck disable=SC2086
+    out=$("$run" -n "$P" --timeout 120 "$bench" $args $alloc --mode blocking --fresh-data \
+            --check --min-bytes 8 --max-bytes 256K --step-factor 32 --iters 3 --warmup 1)
+    grep -q "barrier-each fresh-data" <<<"$out" || { echo "no fresh-data header: $out"; exit 1; }
+    rows=$(grep -c '^ *[0-9]' <<<"$out")
+    [ "$rows" = 4 ] || { echo "want 4 rows, got $rows: $out"; exit 1; }
+  done
+done
+echo "fresh-data runs checked at P=$P"

@@ -1,0 +1,203 @@
+/*
+ * mpi_interlock.c — programs that need progress shared between collie and the MPI
+ * underneath (issue 22), and persistent collectives started in different orders on
+ * different ranks.  Run plain and with LD_PRELOAD=libcollie_mpi.so; every result is
+ * checked against values computed here.
+ *
+ *   alltoall   every rank starts MPI_Ialltoall (served by MPI) and MPI_Iallreduce (served
+ *              by collie); even ranks wait for the alltoall first, odd ranks for the
+ *              allreduce first
+ *   recv       rank 0 starts MPI_Iallreduce and blocks in MPI_Recv for a message rank 1
+ *              sends only after its MPI_Wait on the allreduce returned
+ *   blocking   MPI_Iallreduce on one communicator; rank 0 then calls a blocking
+ *              MPI_Allreduce on another before its MPI_Wait, the others wait first
+ *   porder     MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init; rank 0 starts them
+ *              in init order, the others in reverse order, then MPI_Waitall (5 times)
+ *
+ * Usage: mpi_interlock PATTERN[,PATTERN...] BYTES[,BYTES...]  (allreduce sizes in bytes;
+ * the alltoall sends min(BYTES, 1 MiB) per peer).  Prints "passed: 0 failures".
+ */
+#include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>   /* MPIX_*_init: Open MPI's persistent collectives (pcollreq) */
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define HAVE_PCOLL 1
+#define PINIT(name) MPIX_##name
+#elif MPI_VERSION >= 4
+#define HAVE_PCOLL 1
+#define PINIT(name) MPI_##name
+#else
+#define HAVE_PCOLL 0
+#endif
+
+static int rank, size, failures;
+
+static void fail(const char *what, size_t bytes, long i, double got, double want) {
+    failures++;
+    fprintf(stderr, "FAIL: rank %d: %s, %zu bytes: element %ld is %g, expected %g\n", rank, what,
+            bytes, i, got, want);
+}
+
+/* allreduce input: (rank + 1) * (i % 1000 + 1); its sum over ranks, exact in doubles */
+static void fill(double *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)(rank + 1) * (double)(i % 1000 + 1);
+}
+
+static void check_sum(const double *v, size_t n, size_t bytes, const char *what) {
+    double ranks = (double)size * (size + 1) / 2;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != ranks * (double)(i % 1000 + 1)) {
+            fail(what, bytes, (long)i, v[i], ranks * (double)(i % 1000 + 1));
+            return;
+        }
+}
+
+static void pattern_alltoall(size_t bytes) {
+    size_t n = bytes / sizeof(double), per = bytes < (1u << 20) ? bytes : (1u << 20);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    unsigned char *sa = malloc(per * size), *ra = malloc(per * size);
+    fill(in, n);
+    for (int q = 0; q < size; q++)
+        memset(sa + per * q, (rank * 31 + q) & 0xff, per);
+    MPI_Request r[2];
+    MPI_Ialltoall(sa, (int)per, MPI_BYTE, ra, (int)per, MPI_BYTE, MPI_COMM_WORLD, &r[0]);
+    MPI_Iallreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+    int first = rank % 2 == 0 ? 0 : 1;
+    MPI_Wait(&r[first], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[1 - first], MPI_STATUS_IGNORE);
+    check_sum(out, n, bytes, "alltoall pattern, allreduce");
+    for (int q = 0; q < size; q++)
+        for (size_t k = 0; k < per; k++)
+            if (ra[per * q + k] != ((q * 31 + rank) & 0xff)) {
+                fail("alltoall pattern, alltoall", per, (long)(per * q + k), ra[per * q + k],
+                     (q * 31 + rank) & 0xff);
+                q = size;
+                break;
+            }
+    free(in), free(out), free(sa), free(ra);
+}
+
+static void pattern_recv(size_t bytes) {
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    fill(in, n);
+    MPI_Request r;
+    MPI_Iallreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+    int token = -1;
+    if (rank == 0) {
+        MPI_Status st;
+        MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &st);
+        if (token != 4711 || st.MPI_SOURCE != 1)
+            fail("recv pattern, token", bytes, 0, token, 4711);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (rank == 1) {
+            token = 4711;
+            MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+        }
+    }
+    check_sum(out, n, bytes, "recv pattern, allreduce");
+    free(in), free(out);
+}
+
+static void pattern_blocking(size_t bytes, MPI_Comm other) {
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    fill(in, n);
+    MPI_Request r;
+    MPI_Iallreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+    long mine = rank + 1, sum = 0;
+    if (rank == 0) {
+        MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, other);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, other);
+    }
+    if (sum != (long)size * (size + 1) / 2)
+        fail("blocking pattern, MPI_Allreduce", sizeof(long), 0, (double)sum, (double)size * (size + 1) / 2);
+    check_sum(out, n, bytes, "blocking pattern, allreduce");
+    free(in), free(out);
+}
+
+static void pattern_porder(size_t bytes) {
+#if HAVE_PCOLL
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    int b = -1;
+    MPI_Request r[3];
+    PINIT(Bcast_init)(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    PINIT(Barrier_init)(MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    PINIT(Allreduce_init)(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[2]);
+    for (int round = 0; round < 5; round++) {
+        fill(in, n);
+        memset(out, 0, n * sizeof *out);
+        b = rank == 0 ? 42 + round : -1;
+        for (int k = 0; k < 3; k++)
+            MPI_Start(&r[rank == 0 ? k : 2 - k]);
+        MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+        if (b != 42 + round)
+            fail("porder pattern, bcast", sizeof b, 0, b, 42 + round);
+        check_sum(out, n, bytes, "porder pattern, allreduce");
+    }
+    for (int k = 0; k < 3; k++)
+        MPI_Request_free(&r[k]);
+    free(in), free(out);
+#else
+    (void)bytes;
+    if (rank == 0)
+        printf("porder: skipped (this MPI has no MPI-4 persistent collectives)\n");
+#endif
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 3 || size < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpi_interlock PATTERN[,...] BYTES[,...] (at least 2 ranks)\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Comm other;
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    char *patterns = strdup(argv[1]);
+    for (char *p = strtok(patterns, ","); p; p = strtok(NULL, ",")) {
+        char *sizes = strdup(argv[2]), *save = NULL;
+        for (char *s = strtok_r(sizes, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+            size_t bytes = strtoull(s, NULL, 0);
+            double t0 = MPI_Wtime();
+            if (strcmp(p, "alltoall") == 0)
+                pattern_alltoall(bytes);
+            else if (strcmp(p, "recv") == 0)
+                pattern_recv(bytes);
+            else if (strcmp(p, "blocking") == 0)
+                pattern_blocking(bytes, other);
+            else if (strcmp(p, "porder") == 0)
+                pattern_porder(bytes);
+            else {
+                fprintf(stderr, "mpi_interlock: unknown pattern %s\n", p);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            if (rank == 0)
+                printf("%s %zu bytes, %d ranks: %.3f s\n", p, bytes, size, MPI_Wtime() - t0);
+        }
+        free(sizes);
+    }
+    free(patterns);
+    MPI_Comm_free(&other);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("passed: %d failures\n", total);
+    MPI_Finalize();
+    return total != 0;
+}
