@@ -1,6 +1,7 @@
 # libcollie_mpi for each MPI flavour found (Open MPI: mpicc.openmpi, MPICH: mpicc.mpich):
-# build/lib/<flavour>/libcollie_mpi.so = collie + the PMPI layer of src/mpi, linked to that
-# MPI.  Each ABI needs its own build.  A missing flavour is skipped with a message.
+# build/lib/<flavour>/libcollie_mpi.so = collie + the PMPI layer of src/mpi (the Open MPI
+# build linked to libmpi.so.40; the MPICH-ABI build to no MPI library: see below).  Each ABI
+# needs its own build.  A missing flavour is skipped with a message.
 # collie_mpi_executable(NAME FLAVOUR SOURCES...) builds an MPI program for a flavour.
 set(COLLIE_MPI_FLAVOURS "")
 file(GLOB COLLIE_MPI_LAYER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/mpi/*.c)
@@ -57,7 +58,18 @@ foreach(flavour openmpi mpich)
   target_include_directories(${t} PRIVATE ${COLLIE_MPI_${flavour}_INCLUDES}
     ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_include_directories(${t} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_link_libraries(${t} PRIVATE ${COLLIE_MPI_${flavour}_LIBS} ${COLLIE_LIBS})
+  # One build per MPI ABI.  MPICH's ABI (Debian's libmpich.so.12, MPICH 5's and Intel MPI's
+  # libmpi.so.12): the MPI symbols (functions only: MPICH's handles are integer constants)
+  # stay undefined and bind to the program's MPI library, so the preload serves every
+  # implementation of the ABI with one MPI library in the process.  Open MPI (4.1 and 5.0:
+  # libmpi.so.40, whose handles are addresses of data symbols) is linked as before.
+  set(mpilibs ${COLLIE_MPI_${flavour}_LIBS})
+  if(flavour STREQUAL "mpich")
+    set(mpilibs "")
+  endif()
+  target_link_libraries(${t} PRIVATE ${mpilibs} ${COLLIE_LIBS})
+  # the layer calls its own functions directly (inlined where short): a thinner layer
+  target_compile_options(${t} PRIVATE -fno-semantic-interposition)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME collie_mpi
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/${flavour})
   install(TARGETS ${t} EXPORT collieTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/${flavour})

@@ -30,7 +30,9 @@ def init(library=None):
     mpi4py installed: MPI_COMM_WORLD, through libcollie_mpi for the MPI mpi4py uses.
     Otherwise a team of one.  ``library`` forces the path of the collie library to load.
     """
-    _collie._load(library or _library.choose())
+    path = library or _library.choose()
+    _library.bind_mpi(path)
+    _collie._load(path)
     return _collie._init()
 
 

@@ -2,6 +2,7 @@
 is imported, or under an MPI launcher (mpirun/mpiexec) — libcollie_mpi.so of that MPI
 (its world is MPI_COMM_WORLD).  collie-run's ranks (COLLIE_JOB) always use
 libcollie.so.  COLLIE_PY_LIBRARY forces a path."""
+import ctypes
 import os
 import sys
 
@@ -60,3 +61,26 @@ def choose():
 
 def collie_run_binary():
     return os.path.join(LIBDIR, "collie-run")
+
+
+# MPICH's ABI (libmpich.so.12 on Debian, libmpi.so.12 of MPICH 5 and Intel MPI).
+_MPICH_ABI_LIBS = ("libmpich.so.12", "libmpi.so.12")
+
+
+def bind_mpi(path):
+    """libcollie_mpi.so for MPICH's ABI is not linked to an MPI library (one build serves
+    every implementation of the ABI): its MPI symbols bind to the MPI already in the
+    process.  Without LD_PRELOAD nor mpi4py that MPI must be loaded first, and globally;
+    an MPI loaded privately (mpi4py's extension module) is made global the same way."""
+    if os.path.basename(os.path.dirname(path)) != "mpich":
+        return
+    if hasattr(ctypes.CDLL(None), "PMPI_Init"):
+        return
+    for name in _MPICH_ABI_LIBS:
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            return
+        except OSError:
+            continue
+    raise CollieError("collie: %s needs an MPI library of MPICH's ABI (%s) and none loads"
+                      % (path, " or ".join(_MPICH_ABI_LIBS)), -5)

@@ -9,6 +9,15 @@
  * MPI_IN_PLACE is an error).  When collie cannot compute exactly what MPI would, the
  * call goes to the PMPI_ function unchanged.  The decision depends only on what every
  * rank passes alike (communicator, type signature, op), so all ranks take the same path.
+ *
+ * The memo: each blocking collective remembers the (communicator, datatype, op) of its
+ * last call served by collie and what it mapped to; a call with the same three goes
+ * straight to collie with a few comparisons (the 8-byte MPI_Allreduce then costs what
+ * collie_allreduce costs: bench/layer_cost.sh).  It is forgotten wherever MPI frees a
+ * communicator, a datatype or an op (their handles are reused).  COLLIE_MPI_LOG logs
+ * the calls served through the memo too (one more branch when it is off).  The memo is
+ * per thread (MPI_THREAD_MULTIPLE serves blocking calls, one thread per communicator);
+ * forgetting bumps an epoch that every thread's memo is checked against.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -50,9 +59,14 @@ static cm_call call_of(const char *fn, int coll, const void *sendbuf, void *recv
     return c;
 }
 
+/* The thread level is fixed by MPI_Init_thread: asked once (threads may ask at once). */
 static bool thread_multiple(void) {
-    int level = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&level);
+    static atomic_int known = -1;
+    int level = atomic_load_explicit(&known, memory_order_relaxed);
+    if (level < 0) {
+        PMPI_Query_thread(&level);
+        atomic_store_explicit(&known, level, memory_order_relaxed);
+    }
     return level == MPI_THREAD_MULTIPLE;
 }
 
@@ -70,8 +84,7 @@ static void log_multiple_once(const char *why) {
 }
 
 static bool map_buffers(cm_call *c, const char **why) {
-    int rank = 0;
-    PMPI_Comm_rank(c->comm, &rank);
+    int rank = c->cc->rank;
     c->csend = c->sendbuf;
     c->crecv = c->recvbuf;
     if (c->coll == COLL_ALLREDUCE && c->sendbuf == MPI_IN_PLACE)
@@ -87,10 +100,11 @@ static bool map_buffers(cm_call *c, const char **why) {
     return true;
 }
 
+/* Per call, everything comes from the records cached per communicator and datatype. */
 bool cm_prepare(cm_call *c, const char **why) {
     *why = NULL;
     cm_setup();
-    if (collie_env_int("COLLIE_MPI", 1) == 0) {
+    if (cm_disabled()) {
         *why = "COLLIE_MPI=0";
         return false;
     }
@@ -100,16 +114,17 @@ bool cm_prepare(cm_call *c, const char **why) {
         log_multiple_once(*why);
         return false;
     }
-    c->team = cm_team(c->comm, why);
-    if (!c->team)
+    c->cc = cm_comm_of(c->comm, why);
+    if (!c->cc)
         return false;
-    if (c->coll == COLL_REDUCE || c->coll == COLL_BCAST) {
-        int size = 0;
-        PMPI_Comm_size(c->comm, &size);
-        if (c->root < 0 || c->root >= size) {
-            *why = "root out of range";
-            return false;
-        }
+    c->team = c->cc->team;
+    if (!c->team) {
+        *why = c->cc->why;
+        return false;
+    }
+    if ((c->coll == COLL_REDUCE || c->coll == COLL_BCAST) && (c->root < 0 || c->root >= c->cc->size)) {
+        *why = "root out of range";
+        return false;
     }
     if (c->coll == COLL_ALLREDUCE || c->coll == COLL_REDUCE) {
         if (!cm_map_reduction(c, why))
@@ -120,12 +135,65 @@ bool cm_prepare(cm_call *c, const char **why) {
     return map_buffers(c, why);
 }
 
+/* cm_prepare for the request forms: a broadcast of a type with gaps goes to PMPI (the
+ * unpacking would have to happen at completion). */
+static bool cm_prepare_request(cm_call *c, const char **why) {
+    if (!cm_prepare(c, why))
+        return false;
+    if (c->packed) {
+        *why = "nonblocking or persistent broadcast of a datatype that is not one block";
+        return false;
+    }
+    return true;
+}
+
 /* "collie", or "collie over shm+mpi" when the team spans nodes. */
-static const char *where(const cm_call *c) {
-    const char *name = c->team->tp->ops->name;
-    if (strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0)
-        return "collie";
-    return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
+static const char *where(const cm_call *c) { return c->cc->where; }
+
+/* ---- the memo of the blocking calls --------------------------------------------------------- */
+
+typedef struct cm_memo {
+    const cm_comm *cc;            /* NULL: empty */
+    unsigned epoch;               /* memo_epoch when it was made */
+    MPI_Comm comm;
+    MPI_Datatype dtype;
+    MPI_Op op;
+    collie_dtype_t cdtype;
+    size_t mult;
+    collie_op_t cop;
+} cm_memo;
+
+/* Per thread (MPI_THREAD_MULTIPLE: threads call on different communicators at once); a
+ * free in any thread bumps memo_epoch, which empties every thread's memo at once. */
+static _Thread_local cm_memo memo[COLL_COUNT];
+static atomic_uint memo_epoch;
+
+void cm_memo_forget(void) {
+    atomic_fetch_add_explicit(&memo_epoch, 1, memory_order_acq_rel);
+    memset(memo, 0, sizeof memo);
+}
+
+static void remember(const cm_call *c) {
+    unsigned epoch = atomic_load_explicit(&memo_epoch, memory_order_acquire);
+    memo[c->coll] = (cm_memo){ c->cc, epoch, c->comm, c->dtype, c->op, c->cdtype, c->mult, c->cop };
+}
+
+/* The memo of coll if it matches the call, else NULL. */
+static inline const cm_memo *recall(int coll, MPI_Comm comm, MPI_Datatype dtype, MPI_Op op, int count) {
+    const cm_memo *m = &memo[coll];
+    return m->cc && m->comm == comm && m->dtype == dtype && m->op == op && count >= 0 &&
+                   m->epoch == atomic_load_explicit(&memo_epoch, memory_order_acquire)
+               ? m
+               : NULL;
+}
+
+/* The end of a call served through the memo: its log line, or its error reported as the
+ * full path would. */
+static int memo_done(cm_call c, const cm_memo *m, int st) {
+    c.cc = m->cc;
+    c.team = m->cc->team;
+    cm_log(&c, m->cc->where, NULL);
+    return st ? cm_error(&c, st) : MPI_SUCCESS;
 }
 
 /* Runs the blocking form on collie; the caller already prepared c. */
@@ -135,11 +203,15 @@ static int run_blocking(cm_call *c) {
         st = collie_allreduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop);
     else if (c->coll == COLL_REDUCE)
         st = collie_reduce(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, c->root);
+    else if (c->coll == COLL_BCAST && c->packed)
+        st = cm_packed_bcast(c);
     else if (c->coll == COLL_BCAST)
         st = collie_bcast(c->team, c->crecv, c->ccount, c->cdtype, c->root);
     else
         st = collie_barrier(c->team);
     cm_log(c, where(c), NULL);
+    if (!st && !c->packed)
+        remember(c);
     return st ? cm_error(c, st) : MPI_SUCCESS;
 }
 
@@ -166,6 +238,8 @@ static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
 
 static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
     collie_request_t *req = NULL;
+    if (c->packed)   /* callers send these to PMPI (cm_prepare_request) */
+        return cm_error(c, COLLIE_ERR_UNSUPPORTED);
     int st = plan_request(c, persistent, &req);
     if (st)
         return cm_error(c, st);
@@ -177,6 +251,15 @@ static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                   MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_ALLREDUCE, comm, dtype, op, count);
+    if (m) {
+        int st = collie_allreduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
+                                  recvbuf, (size_t)count * m->mult, m->cdtype, m->cop);
+        if (st || cm_log_wanted())
+            return memo_done(call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count,
+                                     dtype, op, 0, comm), m, st);
+        return MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -187,6 +270,16 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype, MPI_Op op,
                int root, MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_REDUCE, comm, dtype, op, count);
+    if (m && root >= 0 && root < m->cc->size && (sendbuf != MPI_IN_PLACE || m->cc->rank == root)) {
+        bool me = m->cc->rank == root;
+        int st = collie_reduce(m->cc->team, sendbuf == MPI_IN_PLACE ? COLLIE_IN_PLACE : sendbuf,
+                               me ? recvbuf : NULL, (size_t)count * m->mult, m->cdtype, m->cop, root);
+        if (st || cm_log_wanted())
+            return memo_done(call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype,
+                                     op, root, comm), m, st);
+        return MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Reduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -196,6 +289,14 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtype
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_BCAST, comm, dtype, MPI_OP_NULL, count);
+    if (m && root >= 0 && root < m->cc->size) {
+        int st = collie_bcast(m->cc->team, buf, (size_t)count * m->mult, m->cdtype, root);
+        if (st || cm_log_wanted())
+            return memo_done(call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype,
+                                     MPI_OP_NULL, root, comm), m, st);
+        return MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Bcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -205,6 +306,14 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
 }
 
 int MPI_Barrier(MPI_Comm comm) {
+    const cm_memo *m = recall(COLL_BARRIER, comm, MPI_DATATYPE_NULL, MPI_OP_NULL, 0);
+    if (m) {
+        int st = collie_barrier(m->cc->team);
+        if (st || cm_log_wanted())
+            return memo_done(call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL,
+                                     MPI_OP_NULL, 0, comm), m, st);
+        return MPI_SUCCESS;
+    }
     cm_call c = call_of("MPI_Barrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
     if (cm_prepare(&c, &why))
@@ -219,7 +328,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Iallreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Iallreduce(sendbuf, recvbuf, count, dtype, op, comm, request);
@@ -229,7 +338,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dtyp
                 int root, MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ireduce", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, request);
@@ -239,7 +348,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
                MPI_Request *request) {
     cm_call c = call_of("MPI_Ibcast", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ibcast(buf, count, dtype, root, comm, request);
@@ -248,7 +357,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     cm_call c = call_of("MPI_Ibarrier", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, false, request);
     cm_log(&c, "PMPI", why);
     return PMPI_Ibarrier(comm, request);
@@ -261,7 +370,7 @@ int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Allreduce_init)(sendbuf, recvbuf, count, dtype, op, comm, info, request);
@@ -271,7 +380,7 @@ int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Reduce_init)(sendbuf, recvbuf, count, dtype, op, root, comm, info, request);
@@ -281,7 +390,7 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
                       MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Bcast_init)(buf, count, dtype, root, comm, info, request);
@@ -290,7 +399,7 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
 int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
-    if (cm_prepare(&c, &why))
+    if (cm_prepare_request(&c, &why))
         return run_request(&c, true, request);
     cm_log(&c, "PMPI", why);
     return PPCOLL(Barrier_init)(comm, info, request);
@@ -302,8 +411,10 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 
 int MPI_Finalize(void) {
     cm_log_summary();
+    cm_memo_forget();
     cm_progress_finalize();
     cm_free_all_teams();
     cm_free_user_ops();
+    cm_free_types();
     return PMPI_Finalize();
 }

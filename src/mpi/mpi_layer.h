@@ -3,7 +3,9 @@
  *
  * mpi_team.c      a collie team per communicator (cached as an MPI attribute), logging
  * mpi_log.c       COLLIE_MPI_LOG: a line per call, or a summary table at MPI_Finalize
- * mpi_types.c     MPI datatypes and ops → collie datatypes and ops (or a reason not to)
+ * mpi_types.c     MPI datatypes → collie datatypes (or a reason not to), cached per handle
+ * mpi_ops.c       MPI ops → collie ops: the built-ins, user ops
+ * mpi_cache.c     the map from MPI handles to the layer's records
  * mpi_coll.c      the intercepted collectives: blocking, MPI_I*, persistent
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
  * mpi_progress.c  progress shared with MPI: the wait loop, the blocking point-to-point calls
@@ -19,9 +21,56 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "collie.h"
 #include "transport/transport.h"
+
+/* The layer's own functions are not exported: calls between them are direct, and the
+ * per-call path can be inlined (part of keeping the layer thin). */
+#pragma GCC visibility push(hidden)
+
+/* The handle map (mpi_cache.c): MPI handle bits → a record. */
+#define CM_MAP_BUCKETS 64
+typedef struct cm_map {
+    struct cm_node *buckets[CM_MAP_BUCKETS];
+    uint64_t last_key;         /* the last hit, found again without hashing */
+    void *last_value;          /* NULL: none */
+} cm_map;
+void *cm_map_get(cm_map *m, uint64_t key);
+bool cm_map_put(cm_map *m, uint64_t key, void *value);
+void *cm_map_del(cm_map *m, uint64_t key);
+void cm_map_clear(cm_map *m, void (*drop)(void *value));
+static inline uint64_t cm_handle_key(const void *handle, size_t bytes) {
+    uint64_t k = 0;
+    memcpy(&k, handle, bytes < sizeof k ? bytes : sizeof k);
+    return k;
+}
+static inline uint64_t cm_comm_key(MPI_Comm c) { return cm_handle_key(&c, sizeof c); }
+static inline uint64_t cm_type_key(MPI_Datatype t) { return cm_handle_key(&t, sizeof t); }
+
+/* What the layer knows of a communicator, found once (mpi_team.c). */
+typedef struct cm_comm {
+    collie_team_t *team;       /* NULL: collie does not serve this communicator */
+    const char *why;           /* the reason, when team is NULL */
+    const char *where;         /* "collie", "collie over shm+mpi", ... for the log */
+    int rank, size;
+    struct cm_comm *next;      /* all live records (freed at MPI_Finalize) */
+} cm_comm;
+
+/* What the layer knows of a datatype, found once (mpi_types.c). */
+typedef struct cm_dtype {
+    collie_dtype_t base;       /* what collie reduces it as; 0: it does not (why) */
+    size_t mult;               /* base elements per element of the MPI type */
+    unsigned ops;              /* bit i: collie serves built-in op i (cm_builtin_op_index) */
+    const char *why;           /* why collie does not reduce it (base == 0) */
+    const char *op_why;        /* why a built-in op outside `ops` goes to PMPI */
+    bool named;                /* predefined */
+    MPI_Aint lb, extent;
+    bool contiguous;           /* its data is one block of `bytes` (broadcast as bytes) */
+    size_t bytes;              /* MPI_Type_size */
+} cm_dtype;
 
 /* One intercepted call, as the application made it, and what collie would run instead. */
 typedef struct cm_call {
@@ -35,8 +84,12 @@ typedef struct cm_call {
     int root;
     MPI_Comm comm;
     /* filled by cm_prepare */
+    const cm_comm *cc;         /* the communicator's record */
     collie_team_t *team;       /* the communicator's team */
     collie_dtype_t cdtype;
+    size_t mult;               /* ccount = count * mult */
+    bool packed;               /* bcast: this rank's type has gaps (packed, then sent) */
+    MPI_Aint extent;           /* bcast: the type's extent */
     size_t ccount;
     collie_op_t cop;
     const void *csend;
@@ -45,27 +98,64 @@ typedef struct cm_call {
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
-bool cm_logging(void);                /* COLLIE_MPI_LOG=1: a line per call */
-/* The team of comm (shm on one node, shm+mpi across nodes), created collectively on first
- * use; NULL with *why when collie cannot serve the communicator. */
+/* COLLIE_MPI_LOG (mpi_log.c): off, a line per call, or a table at MPI_Finalize. */
+enum { CM_LOG_OFF = 0, CM_LOG_CALLS = 1, CM_LOG_SUMMARY = 2 };
+/* Written once by cm_setup (under pthread_once, so every thread that went through
+ * cm_setup reads the final values). */
+extern int cm_log_on;                 /* COLLIE_MPI_LOG mode: CM_LOG_* */
+extern bool cm_off;                   /* COLLIE_MPI=0 */
+/* COLLIE_MPI_LOG=1: a line per call. */
+static inline bool cm_logging(void) { return cm_log_on == CM_LOG_CALLS; }
+/* Any logging (a line per call, or the summary's counts): the call goes through cm_log. */
+static inline bool cm_log_wanted(void) { return cm_log_on > CM_LOG_OFF; }
+static inline bool cm_disabled(void) { return cm_off; }
+/* The record of comm (its team: shm on one node, shm+mpi across nodes, or the reason collie
+ * does not serve it), created collectively on first use and cached; NULL with *why only
+ * for MPI_COMM_NULL or without memory. */
+const cm_comm *cm_comm_of(MPI_Comm comm, const char **why);
+/* The team of comm; NULL with *why when collie cannot serve the communicator. */
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* A shm transport over comm, whose ranks share a node (collective). */
 int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
-void cm_log(const cm_call *c, const char *where, const char *why);
-/* COLLIE_MPI_LOG (mpi_log.c): off, a line per call, or a table at MPI_Finalize. */
-enum { CM_LOG_OFF = 0, CM_LOG_CALLS = 1, CM_LOG_SUMMARY = 2 };
+/* The call's line (COLLIE_MPI_LOG=1) or its count for the summary (mpi_team.c). */
+void cm_log_line(const cm_call *c, const char *where, const char *why);
+/* Logs the call (COLLIE_MPI_LOG): where it ran and why it went to PMPI. */
+static inline void cm_log(const cm_call *c, const char *where, const char *why) {
+    if (cm_log_wanted())
+        cm_log_line(c, where, why);
+}
 int cm_log_mode(void);
 void cm_log_count(const char *fn, const char *route);   /* for the summary */
 void cm_log_summary(void);            /* at MPI_Finalize, collective over MPI_COMM_WORLD */
 void cm_free_all_teams(void);         /* at MPI_Finalize */
 
-/* Types and ops (mpi_types.c): true when collie computes exactly what MPI would. */
+/* Types (mpi_types.c): true when collie computes exactly what MPI would. */
 bool cm_map_reduction(cm_call *c, const char **why);
 bool cm_map_bcast(cm_call *c, const char **why);
+/* A broadcast of a type with gaps: packed to count * size bytes (its signature, the same
+ * on every rank), broadcast by collie, unpacked (mpi_types.c). */
+int cm_packed_bcast(const cm_call *c);
+void cm_free_types(void);             /* at MPI_Finalize */
+
+/* Ops (mpi_ops.c).  Built-in op index 0..11 in COLLIE_OPID_* order, -1 if not built in. */
+#define CM_NBUILTIN_OPS 12
+int cm_builtin_op_index(MPI_Op op);
+collie_op_t cm_builtin_op(int index);
+bool cm_is_user_op(MPI_Op op);
+collie_op_t cm_user_op(MPI_Op op, MPI_Datatype t);   /* its collie op for a predefined t */
 void cm_free_user_ops(void);          /* at MPI_Finalize */
+/* Open MPI reduces MPI_BYTE with every integer op (as unsigned bytes); MPICH only bitwise. */
+#if defined(OPEN_MPI)
+#define CM_BYTE_ARITHMETIC 1
+#else
+#define CM_BYTE_ARITHMETIC 0
+#endif
 
 /* Decides and fills c for collie (true) or gives the reason for PMPI (false). */
 bool cm_prepare(cm_call *c, const char **why);
+/* Forgets the blocking calls' memo (mpi_coll.c): where MPI frees a communicator, a
+ * datatype or an op, and at MPI_Finalize. */
+void cm_memo_forget(void);
 /* Maps a collie status to an MPI error, reported through comm's error handler. */
 int cm_error(const cm_call *c, int status);
 
@@ -88,5 +178,7 @@ int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
 int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
 void cm_progress_finalize(void);      /* at MPI_Finalize */
+
+#pragma GCC visibility pop
 
 #endif

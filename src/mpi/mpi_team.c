@@ -7,8 +7,11 @@
  * shared-memory segment and broadcasts the name, and the shm transport is built with an
  * MPI_Allreduce(MIN) bootstrap so a failure anywhere fails everywhere at once.  The team
  * is cached as a communicator attribute (or the reason collie cannot serve it, so that
- * is decided once); the attribute's delete callback frees it at MPI_Comm_free, and
- * MPI_Finalize frees whatever is left.  Duplicated communicators get their own team.
+ * is decided once), together with what every call needs (rank, size, whether it is an
+ * intercommunicator); a map from the handle (mpi_cache.c) finds the record without asking
+ * MPI.  The attribute's delete callback frees the record and drops it from the map at
+ * MPI_Comm_free (MPI reuses handles), and MPI_Finalize frees whatever is left.
+ * Duplicated communicators get their own team.
  *
  * A communicator spanning several nodes (MPI_COMM_TYPE_SHARED, or COLLIE_MPI_NODE_SPLIT=k
  * consecutive ranks per "node" for tests) gets a team over the shm+mpi transport
@@ -30,33 +33,29 @@
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
 
-typedef struct comm_team {
-    collie_team_t *team;          /* NULL: collie does not serve this communicator */
-    const char *why;              /* the reason, when team is NULL */
-    struct comm_team *next;       /* all live records (freed at MPI_Finalize) */
-} comm_team;
-
 static int keyval = MPI_KEYVAL_INVALID;
-static comm_team *all_teams;
-static int log_on = -1;
+static cm_comm *all_teams;
+static cm_map comms;              /* handle → record, for the live communicators */
+int cm_log_on = -1;               /* written once, under cm_setup's pthread_once */
+bool cm_off;
 static _Atomic unsigned segments_made;
-/* Threads on different communicators (MPI_THREAD_MULTIPLE) share the list of records and
- * the keyval; a team's own creation (collectives on its communicator) runs unlocked. */
+/* Threads on different communicators (MPI_THREAD_MULTIPLE) share the list of records, the
+ * handle map (whose lookups also write its last-hit slot) and the keyval; a team's own
+ * creation (collectives on its communicator) runs unlocked. */
 static pthread_mutex_t teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
     collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
-    log_on = cm_log_mode();
+    cm_log_on = cm_log_mode();
+    cm_off = collie_env_int("COLLIE_MPI", 1) == 0;
 }
 
 void cm_setup(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, setup_once);
 }
-
-bool cm_logging(void) { return log_on == CM_LOG_CALLS; }
 
 static int world_rank(void) {
     int r = -1, up = 0;
@@ -66,8 +65,8 @@ static int world_rank(void) {
     return r;
 }
 
-void cm_log(const cm_call *c, const char *where, const char *why) {
-    if (log_on == CM_LOG_SUMMARY) {
+void cm_log_line(const cm_call *c, const char *where, const char *why) {
+    if (cm_log_on == CM_LOG_SUMMARY) {
         char route[160];
         snprintf(route, sizeof route, "%s%s%s%s", where, why ? " (" : "", why ? why : "",
                  why ? ")" : "");
@@ -89,35 +88,47 @@ void cm_log(const cm_call *c, const char *where, const char *why) {
 
 /* ---- the attribute ---------------------------------------------------------------------- */
 
-static bool unlink_record(comm_team *rec) {
+/* Takes rec off the list of records; the caller holds teams_lock. */
+static bool unlink_record(cm_comm *rec) {
     bool found = false;
-    pthread_mutex_lock(&teams_lock);
-    for (comm_team **pp = &all_teams; *pp && !found; pp = &(*pp)->next)
+    for (cm_comm **pp = &all_teams; *pp; pp = &(*pp)->next)
         if (*pp == rec) {
             *pp = rec->next;
             found = true;
+            break;
         }
-    pthread_mutex_unlock(&teams_lock);
     return found;
 }
 
-static void free_record(comm_team *rec) {
+static void free_record(cm_comm *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
     free(rec);
 }
 
 static int delete_team(MPI_Comm comm, int key, void *value, void *extra) {
-    comm_team *rec = value;
-    if (unlink_record(rec))   /* not yet freed by cm_free_all_teams */
+    cm_comm *rec = value;
+    cm_memo_forget();
+    pthread_mutex_lock(&teams_lock);
+    if (cm_map_get(&comms, cm_comm_key(comm)) == rec)
+        cm_map_del(&comms, cm_comm_key(comm));
+    bool live = unlink_record(rec);   /* not yet freed by cm_free_all_teams */
+    pthread_mutex_unlock(&teams_lock);
+    if (live)
         free_record(rec);
     return MPI_SUCCESS;
 }
 
 void cm_free_all_teams(void) {
-    while (all_teams) {
-        comm_team *rec = all_teams;
-        all_teams = rec->next;
+    cm_memo_forget();
+    pthread_mutex_lock(&teams_lock);
+    cm_map_clear(&comms, NULL);
+    cm_comm *list = all_teams;
+    all_teams = NULL;
+    pthread_mutex_unlock(&teams_lock);
+    while (list) {
+        cm_comm *rec = list;
+        list = rec->next;
         free_record(rec);
     }
 }
@@ -218,16 +229,35 @@ static void meet_for_setup(MPI_Comm comm) {
         PMPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-static comm_team *make_record(MPI_Comm comm) {
-    comm_team *rec = calloc(1, sizeof *rec);
+/* "collie", or "collie over shm+mpi[-rma]" when the team spans nodes. */
+static const char *where_of(const collie_team_t *team) {
+    const char *name = team->tp->ops->name;
+    if (strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0)
+        return "collie";
+    return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
+}
+
+/* A new record for comm: its team (collective), or the reason there is none. */
+static cm_comm *make_record(MPI_Comm comm) {
+    cm_comm *rec = calloc(1, sizeof *rec);
     if (!rec)
         return NULL;
-    meet_for_setup(comm);
+    int inter = 0;
+    PMPI_Comm_rank(comm, &rec->rank);
+    PMPI_Comm_size(comm, &rec->size);
+    PMPI_Comm_test_inter(comm, &inter);
     collie_transport *tp = NULL;
-    if (transport_of(comm, &tp, &rec->why) == COLLIE_OK && collie_team_create(tp, &rec->team) != COLLIE_OK) {
+    if (inter)
+        rec->why = "intercommunicator";
+    else
+        meet_for_setup(comm);
+    if (!inter && transport_of(comm, &tp, &rec->why) == COLLIE_OK &&
+        collie_team_create(tp, &rec->team) != COLLIE_OK) {
         tp->ops->destroy(tp);
         rec->why = "cannot create the team (out of memory)";
     }
+    if (rec->team)
+        rec->where = where_of(rec->team);
     pthread_mutex_lock(&teams_lock);
     rec->next = all_teams;
     all_teams = rec;
@@ -235,18 +265,23 @@ static comm_team *make_record(MPI_Comm comm) {
     return rec;
 }
 
-collie_team_t *cm_team(MPI_Comm comm, const char **why) {
-    int inter = 0, found = 0;
-    comm_team *rec = NULL;
+/* The record of comm in the handle map, or NULL. */
+static cm_comm *mapped(MPI_Comm comm) {
+    pthread_mutex_lock(&teams_lock);
+    cm_comm *rec = cm_map_get(&comms, cm_comm_key(comm));
+    pthread_mutex_unlock(&teams_lock);
+    return rec;
+}
+
+const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
+    cm_comm *rec = mapped(comm);
+    if (rec)
+        return rec;
     if (comm == MPI_COMM_NULL) {
         *why = "MPI_COMM_NULL";
         return NULL;
     }
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter) {
-        *why = "intercommunicator";
-        return NULL;
-    }
+    int found = 0;
     cm_setup();
     pthread_mutex_lock(&teams_lock);
     if (keyval == MPI_KEYVAL_INVALID)
@@ -255,15 +290,27 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why) {
     PMPI_Comm_get_attr(comm, keyval, &rec, &found);
     if (!found) {
         rec = make_record(comm);
-        if (!rec) {
-            *why = "out of memory";
-            return NULL;
-        }
-        PMPI_Comm_set_attr(comm, keyval, rec);
+        if (rec)
+            PMPI_Comm_set_attr(comm, keyval, rec);
     }
-    if (!rec->team)
+    bool put = false;
+    if (rec) {
+        pthread_mutex_lock(&teams_lock);
+        put = cm_map_put(&comms, cm_comm_key(comm), rec);
+        pthread_mutex_unlock(&teams_lock);
+    }
+    if (!put) {
+        *why = "out of memory";
+        return NULL;
+    }
+    return rec;
+}
+
+collie_team_t *cm_team(MPI_Comm comm, const char **why) {
+    const cm_comm *rec = cm_comm_of(comm, why);
+    if (rec && !rec->team)
         *why = rec->why;
-    return rec->team;
+    return rec ? rec->team : NULL;
 }
 
 int cm_error(const cm_call *c, int status) {
@@ -317,6 +364,7 @@ static void world_finalize(void) {
     cm_log_summary();
     cm_free_all_teams();
     cm_free_user_ops();
+    cm_free_types();
     PMPI_Finalize();
 }
 

@@ -25,7 +25,9 @@
 #define HAVE_PERSISTENT 0
 #endif
 
-enum kind { K_SIGNED, K_UNSIGNED, K_FLOAT, K_BOOL, K_PAIR_FLOAT, K_PAIR_DOUBLE, K_PAIR_INT, K_AFFINE };
+/* K_COMPLEX: a (real, imaginary) pair of floats (size 8) or doubles (size 16). */
+enum kind { K_SIGNED, K_UNSIGNED, K_FLOAT, K_BOOL, K_PAIR_FLOAT, K_PAIR_DOUBLE, K_PAIR_INT, K_AFFINE,
+            K_COMPLEX };
 
 typedef struct ttype {
     const char *name;

@@ -21,8 +21,8 @@ typedef struct { int a, b; } affine;
 static int64_t value(const ttype *t, enum top op, int rank, int salt, size_t i) {
     uint64_t mix = (uint64_t)rank * 31u + i * 7u + (uint64_t)salt * 13u;
     switch (op) {
-    case T_PROD:
-        return mix % 3 == 0 ? 2 : (mix % 3 == 1 || t->kind == K_UNSIGNED ? 1 : -1);
+    case T_PROD:   /* complex products stay positive: no signed zeros in the imaginary part */
+        return mix % 3 == 0 ? 2 : (mix % 3 == 1 || t->kind == K_UNSIGNED || t->kind == K_COMPLEX ? 1 : -1);
     case T_LAND: case T_LOR: case T_LXOR:
         return t->kind == K_BOOL ? (int64_t)(mix % 3 != 0) : (int64_t)(mix % 3);
     case T_BAND: case T_BOR: case T_BXOR:
@@ -36,11 +36,24 @@ static int64_t value(const ttype *t, enum top op, int rank, int salt, size_t i) 
     }
 }
 
+static void store_float(size_t size, void *p, int64_t v) {
+    if (size == 4) { float f = (float)v; memcpy(p, &f, 4); }
+    else { double d = (double)v; memcpy(p, &d, 8); }
+}
+
+/* A complex element: real part v, imaginary part im. */
+static void store_complex(const ttype *t, void *p, int64_t v, int64_t im) {
+    store_float(t->size / 2, p, v);
+    store_float(t->size / 2, (char *)p + t->size / 2, im);
+}
+
+/* The imaginary part of a complex input: 0 for products (kept real), else another value. */
+static int64_t imaginary(const ttype *t, enum top op, int rank, int salt, size_t i);
+
 static void store(const ttype *t, void *p, int64_t v, int idx) {
     switch (t->kind) {
     case K_FLOAT:
-        if (t->size == 4) { float f = (float)v; memcpy(p, &f, 4); }
-        else { double d = (double)v; memcpy(p, &d, 8); }
+        store_float(t->size, p, v);
         return;
     case K_PAIR_FLOAT: { pair_f x = { (float)v, idx }; memcpy(p, &x, sizeof x); return; }
     case K_PAIR_DOUBLE: { pair_d x; memset(&x, 0, sizeof x); x.v = (double)v; x.i = idx; memcpy(p, &x, sizeof x); return; }
@@ -60,7 +73,10 @@ void input_fill(const ttype *t, enum top op, int rank, int salt, size_t count, v
         int64_t v = value(t, op, rank, salt, i);
         if (t->kind == K_AFFINE)
             v = 1 + (int64_t)(((uint64_t)rank * 977u + i * 131u + (uint64_t)salt) % (AFFINE_PRIME - 1));
-        store(t, (char *)buf + i * t->size, v, rank);
+        if (t->kind == K_COMPLEX)
+            store_complex(t, (char *)buf + i * t->size, v, imaginary(t, op, rank, salt, i));
+        else
+            store(t, (char *)buf + i * t->size, v, rank);
     }
 }
 
@@ -99,8 +115,28 @@ static void reference_affine(const ttype *t, int P, int salt, size_t count, void
     }
 }
 
+static int64_t imaginary(const ttype *t, enum top op, int rank, int salt, size_t i) {
+    return op == T_PROD ? 0 : value(t, op, rank, salt + 7, i + 1);
+}
+
+/* Sums add both parts; products of complex numbers with zero imaginary parts are real. */
+static void reference_complex(const ttype *t, enum top op, int P, int salt, size_t count, void *out) {
+    for (size_t i = 0; i < count; i++) {
+        int64_t re = value(t, op, 0, salt, i), im = imaginary(t, op, 0, salt, i);
+        for (int r = 1; r < P; r++) {
+            re = op == T_PROD ? re * value(t, op, r, salt, i) : re + value(t, op, r, salt, i);
+            im = op == T_PROD ? 0 : im + imaginary(t, op, r, salt, i);
+        }
+        store_complex(t, (char *)out + i * t->size, re, im);
+    }
+}
+
 void reference(const ttype *t, enum top op, int P, int salt, size_t count, void *out) {
     memset(out, 0, count * t->size);
+    if (t->kind == K_COMPLEX) {
+        reference_complex(t, op, P, salt, count, out);
+        return;
+    }
     if (t->kind == K_AFFINE) {
         reference_affine(t, P, salt, count, out);
         return;

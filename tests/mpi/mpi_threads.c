@@ -5,7 +5,11 @@
  *     PMPI) served them (the communicators' teams counted the calls);
  *   - two threads calling MPI_Allreduce on one communicator at once (erroneous in MPI):
  *     the second gets MPI_ERR_ARG from collie (MPI_ERRORS_RETURN), the first's result is
- *     exact.
+ *     exact;
+ *   - the layer's shared caches from two threads on their own communicators at once:
+ *     derived datatypes made, used and freed (the datatype map and its delete callback),
+ *     user ops made, used and freed (the user-op lists, the memo's epoch), repeated calls
+ *     (each thread's memo), communicators duplicated, used and freed (the records' map).
  * Prints "passed: 0 failures" on rank 0 when everything held.
  */
 #include <mpi.h>
@@ -82,6 +86,66 @@ static void different_comms(void) {
     }
 }
 
+static void add_i64(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    for (int i = 0; i < *len; i++)
+        ((int64_t *)inout)[i] += ((const int64_t *)in)[i];
+}
+
+/* One thread's mix of new types, new ops, repeated calls and new communicators. */
+static void *churn(void *arg) {
+    worker *w = arg;
+    int64_t in[8], out[8];
+    int64_t ranks = (int64_t)size * (size - 1) / 2;
+    for (int it = 0; it < 40; it++) {
+        MPI_Datatype four;
+        MPI_Type_contiguous(4, MPI_INT64_T, &four);
+        MPI_Type_commit(&four);
+        for (int i = 0; i < 8; i++)
+            in[i] = rank + i + it + w->id;
+        MPI_Allreduce(in, out, 2, four, MPI_SUM, w->comm);
+        for (int i = 0; i < 8; i++)
+            w->wrong += out[i] != ranks + (int64_t)(i + it + w->id) * size;
+        MPI_Type_free(&four);
+        MPI_Op op;
+        MPI_Op_create(add_i64, 1, &op);
+        for (int again = 0; again < 2; again++) {   /* the second call: the memo */
+            MPI_Allreduce(in, out, 8, MPI_INT64_T, op, w->comm);
+            for (int i = 0; i < 8; i++)
+                w->wrong += out[i] != ranks + (int64_t)(i + it + w->id) * size;
+        }
+        MPI_Op_free(&op);
+        if (it % 10 == 0) {
+            MPI_Comm dup;
+            MPI_Comm_dup(w->comm, &dup);
+            int64_t one = 1, sum = 0;
+            MPI_Allreduce(&one, &sum, 1, MPI_INT64_T, MPI_SUM, dup);
+            w->wrong += sum != size;
+            MPI_Comm_free(&dup);
+        }
+    }
+    return NULL;
+}
+
+static void caches_in_threads(void) {
+    worker w[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = (worker){ MPI_COMM_NULL, i, 0 };
+        MPI_Comm_dup(MPI_COMM_WORLD, &w[i].comm);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, churn, &w[i]);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        check(w[i].wrong == 0, "wrong results with types, ops and communicators made in two threads");
+        collie_team_t *team = NULL;
+        check(collie_team_from_mpi(w[i].comm, &team) == COLLIE_OK && team &&
+              team->coll_seq >= 3 * 40, "collie did not serve the churning threads' calls");
+        MPI_Comm_free(&w[i].comm);
+    }
+}
+
 typedef struct racer {
     MPI_Comm comm;
     int rc;
@@ -132,6 +196,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     different_comms();
+    caches_in_threads();
     same_comm();
     long all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
