@@ -67,7 +67,10 @@ static void check(int ok, const char *what) {
     }
 }
 
-static void different_comms(void) {
+/* Runs fn in two threads, each on its own duplicate of MPI_COMM_WORLD; checks that neither
+ * saw a wrong result and that collie served at least min_calls calls on each. */
+static void two_threads(void *(*fn)(void *), uint32_t min_calls, const char *wrong,
+                        const char *not_served) {
     worker w[2];
     pthread_t t[2];
     for (int i = 0; i < 2; i++) {
@@ -75,15 +78,20 @@ static void different_comms(void) {
         MPI_Comm_dup(MPI_COMM_WORLD, &w[i].comm);
     }
     for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, work, &w[i]);
+        pthread_create(&t[i], NULL, fn, &w[i]);
     for (int i = 0; i < 2; i++) {
         pthread_join(t[i], NULL);
-        check(w[i].wrong == 0, "wrong results with two threads on two communicators");
+        check(w[i].wrong == 0, wrong);
         collie_team_t *team = NULL;
         check(collie_team_from_mpi(w[i].comm, &team) == COLLIE_OK && team &&
-              team->coll_seq >= 2 * CALLS, "collie did not serve the threads' calls");
+              team->coll_seq >= min_calls, not_served);
         MPI_Comm_free(&w[i].comm);
     }
+}
+
+static void different_comms(void) {
+    two_threads(work, 2 * CALLS, "wrong results with two threads on two communicators",
+                "collie did not serve the threads' calls");
 }
 
 static void add_i64(void *in, void *inout, int *len, MPI_Datatype *t) {
@@ -128,22 +136,8 @@ static void *churn(void *arg) {
 }
 
 static void caches_in_threads(void) {
-    worker w[2];
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++) {
-        w[i] = (worker){ MPI_COMM_NULL, i, 0 };
-        MPI_Comm_dup(MPI_COMM_WORLD, &w[i].comm);
-    }
-    for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, churn, &w[i]);
-    for (int i = 0; i < 2; i++) {
-        pthread_join(t[i], NULL);
-        check(w[i].wrong == 0, "wrong results with types, ops and communicators made in two threads");
-        collie_team_t *team = NULL;
-        check(collie_team_from_mpi(w[i].comm, &team) == COLLIE_OK && team &&
-              team->coll_seq >= 3 * 40, "collie did not serve the churning threads' calls");
-        MPI_Comm_free(&w[i].comm);
-    }
+    two_threads(churn, 3 * 40, "wrong results with types, ops and communicators made in two threads",
+                "collie did not serve the churning threads' calls");
 }
 
 typedef struct racer {
