@@ -174,6 +174,16 @@ void cm_poke_mpi(void);               /* runs MPI's progress engine once */
  * request is active any more (false: the caller may block in PMPI). */
 bool cm_wait_until(bool (*done)(void *), void *arg);
 int cm_wait_mpi(MPI_Request *req, MPI_Status *status);             /* PMPI_Wait, shared */
+/* Collie's requests moving while this thread blocks in a PMPI call (mpi_progress_help.c):
+ * cm_help_begin before the call (true when a helper thread now runs them),
+ * cm_help_end(began, rc) after it (returns rc). */
+bool cm_help_begin(void);
+int cm_help_end(bool began, int rc);
+/* mpi_requests.c, for the helper: collie's side of every active request without MPI
+ * (returns how many still run), whether that needs no MPI, and MPI's side afterwards. */
+int cm_progress_collie_only(void);
+bool cm_active_need_no_mpi(void);
+void cm_complete_deferred(void);
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
 int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
