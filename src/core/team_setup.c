@@ -79,6 +79,9 @@ int collie_subteam_transport(collie_team_t *parent, const collie_subteam_spec *s
             *tp = NULL;
     }
     int all = drain(&s, st);
+    if (!all && *tp)
+        collie_log(COLLIE_LOG_DEBUG, "a sub-team of %d ranks over %s (%s)", spec->n,
+                   (*tp)->ops->name, spec->n > 1 ? spec->name : "a team of one");
     if (!all || st)
         return st ? st : COLLIE_OK;
     if (*tp)

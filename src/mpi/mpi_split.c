@@ -56,6 +56,8 @@ static int mpi_split(void *ctx, int color, int key, bool dup, collie_transport *
     c->comm = comm;
     c->owned = true;
     *newctx = c;
+    collie_log(COLLIE_LOG_DEBUG, "a sub-team through %s: %d ranks over %s",
+               dup ? "MPI_Comm_dup" : "MPI_Comm_split", (*tp)->size, (*tp)->ops->name);
     return COLLIE_OK;
 }
 
