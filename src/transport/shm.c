@@ -238,7 +238,9 @@ static const char *env_text(const char *name) {
     return v && *v ? v : "(default)";
 }
 
-static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
+/* kernel_min: the copy cells' kernel-copy threshold to use (0: measure it here). */
+static int create_segment(shm_impl *im, int size, long long slots, long long sbytes,
+                          uint64_t kernel_min) {
     if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
                            "a power of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)",
@@ -272,7 +274,9 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->slot_bytes = slot_bytes;
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
-    cells.kernel_min = size > 1 ? collie_shm_measure_kernel_min() : UINT64_MAX;
+    if (size <= 1)
+        kernel_min = UINT64_MAX;
+    cells.kernel_min = kernel_min ? kernel_min : collie_shm_measure_kernel_min();
     cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", 1 << 20);
     im->hdr->cells = cells;
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
@@ -445,7 +449,8 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
     int st = COLLIE_OK;
     if (cfg->rank == 0)
         st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", 8),
-                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384));
+                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384),
+                            cfg->kernel_min);
     st = agree(cfg, st, "create the shared memory");
     if (st)
         return st;
@@ -512,7 +517,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
 }
 
 int collie_shm_create(collie_transport **out) {
-    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL, NULL };
+    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL, NULL, 0 };
     int st = read_env(&cfg.rank, &cfg.size, &cfg.job);
     return st ? st : collie_shm_create_with(&cfg, out);
 }
