@@ -18,6 +18,7 @@
  * that dies in a round fails the parent's allreduce on the others.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "core/internal.h"
@@ -35,7 +36,8 @@ static int round_trip(setup_sync *s, int status, int in_setup, int *worst, int *
     int st = collie_allreduce(s->parent, v, r, 2, COLLIE_INT32, COLLIE_MIN);
     if (st) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s", collie_last_error());
+        const char *m = collie_last_error(), *colon = strstr(m, ": ");
+        snprintf(msg, sizeof msg, "%s", strncmp(m, "rank ", 5) == 0 && colon ? colon + 2 : m);
         s->err = collie_fail(st, "setting up the new team's shared memory over the parent "
                              "team: %s", msg);
         return s->err;

@@ -51,10 +51,16 @@ typedef struct split_plan {
     char name[112];     /* the new team's segment (collie-run) */
 } split_plan;
 
-/* The message of the last error, copied (collie_fail overwrites it). */
+/* The last error's message without its "rank N: " prefix (collie_fail adds it again). */
+static const char *unprefixed(const char *m) {
+    const char *colon = strstr(m, ": ");
+    return strncmp(m, "rank ", 5) == 0 && colon ? colon + 2 : m;
+}
+
+/* The last error again, with fn and what in front. */
 static int wrap(int st, const char *fn, const char *what) {
     char msg[512];
-    snprintf(msg, sizeof msg, "%s", collie_last_error());
+    snprintf(msg, sizeof msg, "%s", unprefixed(collie_last_error()));
     return collie_fail(st, "%s: %s: %s", fn, what, msg);
 }
 
@@ -150,10 +156,13 @@ static int plan_members(const collie_team_t *t, const uint64_t *tab, split_plan 
 /* Step 4: the worst status over the parent; a failure elsewhere names the first failed
  * rank.  The parent's own failure is returned as it is. */
 static int agree_all(collie_team_t *t, int st, const char *fn) {
+    char mine[512] = "";
+    if (st)   /* this rank's own message is the one to keep */
+        snprintf(mine, sizeof mine, "%s", unprefixed(collie_last_error()));
     int32_t v[2] = { st, st ? t->rank : INT32_MAX }, r[2] = { 0, 0 };
     int rs = collie_allreduce(t, v, r, 2, COLLIE_INT32, COLLIE_MIN);
     if (st)
-        return st;
+        return collie_fail(st, "%s", mine);
     if (rs)
         return wrap(rs, fn, "agreeing on the new teams over the parent team");
     if (r[0] == 0)

@@ -11,7 +11,7 @@
  * turn, interleaved with checked world allreduces; negative colors give no team.  Then
  * misuse (mp_teams_misuse.c) and the frees.
  *
- * Usage: collie-run -n P mp_teams [main|dead|against_barrier]   prints "mp_teams MODE P=<P>: passed" at rank 0.
+ * Usage: collie-run -n P mp_teams [main|dead|dead_during|against_barrier]   prints "mp_teams MODE P=<P>: passed" at rank 0.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -300,6 +300,8 @@ int main(int argc, char **argv) {
         return mt_dead(world);
     if (strcmp(mode, "against_barrier") == 0)
         return mt_against_barrier(world);
+    if (strcmp(mode, "dead_during") == 0)
+        return mt_dead_during(world);
     run_main();
     mt_misuse(world);
     check_no_segments();

@@ -22,5 +22,6 @@ void mt_world_check(int round);
 void mt_misuse(collie_team_t *world);           /* every rank, the world still usable after */
 int mt_dead(collie_team_t *world);              /* rank P-1 dies; the others' split fails */
 int mt_against_barrier(collie_team_t *world);   /* rank P-1 calls a barrier instead */
+int mt_dead_during(collie_team_t *world);       /* rank P-1 dies while all dup in a loop */
 
 #endif

@@ -3,13 +3,16 @@
  * freeing the world, NULL handles, freeing with a request in progress or not freed, a
  * double free and calls on a freed team; mismatched calls (dup against split, and an
  * allreduce of the very shape of the split's exchange) reported to every rank that split,
- * the world usable afterwards; and a rank that dies before a split (mode "dead").
+ * the world usable afterwards; a rank that dies before a split (mode "dead") or while the
+ * others dup in a loop (mode "dead_during").
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mp_teams.h"
@@ -103,6 +106,39 @@ int mt_against_barrier(collie_team_t *world) {
     mt_expect(t == NULL, "no team");
     if (mt_rank == 0)
         printf("mp_teams against_barrier P=%d: %s\n", mt_size, mt_failures ? "FAILED" : "passed");
+    fflush(stdout);
+    collie_finalize();
+    return mt_failures ? 1 : 0;
+}
+
+static void *kill_later(void *arg) {
+    struct timespec ts = { 0, 20 * 1000000 };   /* 20 ms: some 20-50 dups into the loop */
+    (void)arg;
+    nanosleep(&ts, NULL);
+    raise(SIGKILL);
+    return NULL;
+}
+
+/* Every rank dups and frees in a loop; rank P-1 is killed by a thread of its own 20 ms
+ * in, so (nearly always) inside a dup — in the exchange, the segment's set-up or the
+ * agreement.  Every other rank's dup must fail with COLLIE_ERR_PEER, not hang. */
+int mt_dead_during(collie_team_t *world) {
+    signal(SIGTERM, SIG_IGN);
+    mt_expect_st(collie_barrier(world), COLLIE_OK, "barrier before the loop");
+    pthread_t th;
+    if (mt_rank == mt_size - 1 && pthread_create(&th, NULL, kill_later, NULL) != 0)
+        raise(SIGKILL);
+    int st = COLLIE_OK, i = 0;
+    for (; i < 100000 && st == COLLIE_OK; i++) {
+        collie_team_t *t = NULL;
+        st = collie_team_dup(world, &t);
+        if (t)
+            mt_expect_st(collie_team_free(&t), COLLIE_OK, "free in the loop");
+    }
+    mt_expect_st(st, COLLIE_ERR_PEER, "a dup while rank P-1 dies");
+    if (mt_rank == 0)
+        printf("mp_teams dead_during P=%d: %s (failed at dup %d: %s)\n", mt_size,
+               mt_failures ? "FAILED" : "passed", i, collie_last_error());
     fflush(stdout);
     collie_finalize();
     return mt_failures ? 1 : 0;

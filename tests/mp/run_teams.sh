@@ -2,8 +2,8 @@
 # run_teams.sh — runs mp_teams under collie-run and checks its verdict line.
 #   run_teams.sh [--long-only] COLLIE_RUN MP_TEAMS P [MODE]
 # MODE main (default): exit 0 and "mp_teams main P=<P>: passed".
-# MODE dead: rank P-1 is killed (collie-run exits 137 naming it) and rank 0 reports that
-# its split failed naming the dead rank: "mp_teams dead P=<P>: passed".
+# MODE dead, dead_during: rank P-1 is killed (collie-run exits 137 naming it) and rank 0
+# reports that its split / dup failed: "mp_teams MODE P=<P>: passed".
 # --long-only: only with COLLIE_LONG_TESTS=1, else exit 77 (ctest's "skipped").
 set -u
 long_only=0
@@ -20,7 +20,7 @@ cat "$log"
 ok=1
 grep -q "^mp_teams $mode P=$p: passed" "$log" || ok=0
 grep -q "FAIL" "$log" && ok=0
-if [ "$mode" = dead ]; then
+if [ "$mode" = dead ] || [ "$mode" = dead_during ]; then
     [ $rc -eq 137 ] && grep -q "collie-run: rank $((p - 1)) (pid [0-9]*) killed by signal 9" "$log" || ok=0
 else
     [ $rc -eq 0 ] || ok=0
