@@ -23,5 +23,6 @@ void mt_misuse(collie_team_t *world);           /* every rank, the world still u
 int mt_dead(collie_team_t *world);              /* rank P-1 dies; the others' split fails */
 int mt_against_barrier(collie_team_t *world);   /* rank P-1 calls a barrier instead */
 int mt_dead_during(collie_team_t *world);       /* rank P-1 dies while all dup in a loop */
+int mt_persistent_check(collie_team_t *world);  /* COLLIE_CHECK=1 and persistent requests */
 
 #endif
