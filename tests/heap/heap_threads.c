@@ -2,7 +2,7 @@
  * heap_threads.c — a multi-threaded program on plain malloc buffers, for the shared heap
  * (libcollie_heap.so, src/heap/).  Run under `collie-run --shared-heap` (heap_test.sh):
  *
- *  1. churn: THREADS threads allocate, check and free blocks of 1 KiB .. 2 MiB through every
+ *  1. churn: THREADS threads allocate, check and free blocks of 1 KiB .. 1 MiB through every
  *     entry point (malloc, calloc: zero, realloc: contents kept, posix_memalign,
  *     aligned_alloc, memalign, valloc, pvalloc: alignment, malloc_usable_size: >= size,
  *     reallocarray), each block filled with a pattern of (thread, block, size) that is
@@ -119,7 +119,7 @@ static void churn_step(uint64_t *s, block *live, uint64_t *tag) {
     block *b = &live[rnd(s) % LIVE];
     if (b->p && !intact(b->p, b->n, b->tag))
         check(0, "a block of %zu bytes changed under its owner", b->n);
-    size_t n = 1024 + rnd(s) % (rnd(s) % 4 ? 300000 : 2u << 20);
+    size_t n = 1024 + rnd(s) % (rnd(s) % 4 ? 200000 : 1u << 20);
     if (b->p && rnd(s) % 3 == 0) {   /* realloc keeps the first min(old, new) bytes */
         unsigned char *q = realloc(b->p, n);
         check(q, "realloc to %zu failed", n);
@@ -173,9 +173,9 @@ static void *churn(void *arg) {
     own_buffers(t);
     uint64_t s = 0x9E3779B97F4A7C15ull ^ (uint64_t)(t->id * 7919 + rank * 104729 + 1), tag = (uint64_t)t->id << 40;
     block live[LIVE] = { 0 };
-    for (int k = 0; k < 200 || !atomic_load(&stop); k++) {
+    for (int k = 0; k < 100 || !atomic_load(&stop); k++) {
         churn_step(&s, live, &tag);
-        if (k >= 200 && k % 8 == 0)
+        if (k >= 100)
             usleep(2000);
     }
     for (int i = 0; i < LIVE; i++) {
@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
             return 1;
     bool shared = in_shared_heap(args[0].buf[2], SIZES[2]);
     printf("rank %d: shared heap %s\n", rank, shared ? "yes" : "no");
-    for (int round = 0; round < 3; round++)
+    for (int round = 0; round < 2; round++)
         for (int t = 0; t < THREADS; t++)
             for (size_t k = 0; k < NSIZES; k++)
                 collectives_on(args[t].buf[k], SIZES[k], round * THREADS + t);
