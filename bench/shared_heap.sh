@@ -8,7 +8,7 @@
 # The three kinds run interleaved, ROUNDS times (a loaded machine drifts: compare within a
 # round), and the table shows the best round per point and the ratios to malloc.
 #
-#   BUILD_DIR=build bash bench/shared_heap.sh [ROUNDS] [NP]
+#   BUILD_DIR=build [ITERS=100] bash bench/shared_heap.sh [ROUNDS] [NP]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD_DIR:-build}
@@ -24,7 +24,7 @@ for r in $(seq "$ROUNDS"); do
         [ $kind = heap ] && pre=(--shared-heap)
         [ $kind = alloc ] && extra=(--collie-alloc)
         "$B/collie-run" -n "$NP" --timeout 300 "${pre[@]}" -- "$B/collie-bench" --coll "$coll" \
-          --min-bytes 2M --max-bytes 8M --step-factor 4 --iters 20 --warmup 5 --barrier-each \
+          --min-bytes 2M --max-bytes 8M --step-factor 4 --iters ${ITERS:-100} --warmup 10 --barrier-each \
           "${fresh[@]}" "${extra[@]}" |
           awk -v c="$coll" -v d="$data" -v k="$kind" '$1 ~ /^[0-9]+$/ { print c, d, $1, k, $4, $8 }' \
           >> "$TMP/all.txt"
