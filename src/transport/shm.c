@@ -173,6 +173,9 @@ static void shm_destroy(collie_transport *tp) {
         atomic_store(&im->ctrl[tp->rank].state, RANK_FINALIZED);
         munmap(im->base, im->bytes);
     }
+    if (collie_shm_heap_peer_reads())
+        collie_log(COLLIE_LOG_DEBUG, "used peers' shared-heap buffers in place %llu times",
+                   (unsigned long long)collie_shm_heap_peer_reads());
     if (atomic_fetch_sub(&live_transports, 1) == 1)
         collie_shm_mem_unmap_peers();
     free(tp->cells);
