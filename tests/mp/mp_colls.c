@@ -8,10 +8,11 @@
  * in reverse order), in place and not, counts 0, 1, P-1, P, P+1, 1000, 40000, roots 0,
  * P-1 and P/2, int64 sums and a non-commutative user op (2×2 matrices mod 65521, rank order), the
  * three call forms (blocking, split-phase, persistent) and malloc or collie_alloc
- * buffers, mixed across ranks.  Then persistent requests started in different orders
+ * buffers, mixed across ranks; the same on two sub-teams at once (collie_team_split: odd
+ * and even ranks, reversed).  Then persistent requests started in different orders
  * (mp_colls_porder.c) and the misuse checks (mp_colls_misuse.c).
  *
- * Usage: collie-run -n P mp_colls [sweep|porder|misuse|all]   (COLLIE_LONG_TESTS=1: also
+ * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all]   (COLLIE_LONG_TESTS=1: also
  * 300000 elements per block).  Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
  */
 #include <stdint.h>
@@ -375,6 +376,35 @@ static int sweep(bool more) {
     return failures;
 }
 
+/* The sweep again on sub-teams: the odd and the even ranks, in reverse rank order (key),
+ * both at once.  The world's rank and size are restored after. */
+static void sub_teams(bool more) {
+    collie_team_t *world = team, *sub = NULL;
+    int wrank = rank, wsize = P;
+    if (collie_team_split(world, rank % 2, P - rank, &sub) != COLLIE_OK) {
+        failures++;
+        fprintf(stderr, "FAIL: rank %d: collie_team_split: %s\n", rank, collie_last_error());
+        return;
+    }
+    team = sub;
+    rank = collie_rank(sub);
+    P = collie_size(sub);
+    if (rank != (wsize - 1 - wrank) / 2 || P != (wsize + 1 - wrank % 2) / 2) {
+        failures++;
+        fprintf(stderr, "FAIL: rank %d: sub-team rank %d of %d\n", wrank, rank, P);
+    }
+    if (!failures)
+        sweep(more);
+    any_failed();   /* the sub-team agrees before it is freed */
+    if (collie_team_free(&sub) != COLLIE_OK) {
+        failures++;
+        fprintf(stderr, "FAIL: rank %d: collie_team_free: %s\n", wrank, collie_last_error());
+    }
+    team = world;
+    rank = wrank;
+    P = wsize;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "all";
     if (collie_init() != COLLIE_OK) {
@@ -390,9 +420,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mp_colls: needs P <= 64 and a user op (%s)\n", collie_last_error());
         return 1;
     }
-    if (strcmp(mode, "all") == 0 || strcmp(mode, "sweep") == 0)
-        sweep(more);
     bool all = strcmp(mode, "all") == 0;
+    if (all || strcmp(mode, "sweep") == 0)
+        sweep(more);
+    if (!any_failed() && P > 1 && (all || strcmp(mode, "teams") == 0))
+        sub_teams(more);
     if (!any_failed() && (all || strcmp(mode, "porder") == 0))
         failures += mp_colls_porder(team, rank, P);
     if (!any_failed() && (all || strcmp(mode, "misuse") == 0))
