@@ -158,6 +158,113 @@ int collie_bcast_init(collie_team_t *team, void *buf, size_t count, collie_dtype
 int collie_barrier_init(collie_team_t *team, collie_request_t **req);
 int collie_start(collie_request_t *req);
 
+/* ---- allgather, reduce_scatter, alltoall, gather, scatter, scan, exscan ------------------
+ * As MPI's calls of the same names, with counts in elements (size_t) and one datatype.
+ * The v forms' arrays (counts and displacements in elements, one entry per rank) stay the
+ * caller's: for collie_i… and …_init they must stay valid (and unchanged) until the request
+ * is freed.  COLLIE_IN_PLACE: sendbuf for allgather(v) (the rank's block is already in
+ * its place in recvbuf), reduce_scatter(_block) (the input is recvbuf), alltoall(v) (the
+ * data is recvbuf, laid out by the recv arrays), scan, exscan, and at the root of
+ * gather(v); recvbuf at the root of scatter(v) (the root keeps its block in sendbuf).
+ * gatherv: recvcounts and displs are read at the root only; scatterv: sendcounts and
+ * displs at the root only; exscan leaves rank 0's recvbuf untouched (it may be NULL).
+ * Counts that differ between ranks give COLLIE_ERR_MISMATCH. */
+int collie_allgather(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                     collie_dtype_t dtype);
+int collie_allgatherv(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                      void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                      collie_dtype_t dtype);
+int collie_reduce_scatter_block(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                                size_t recvcount, collie_dtype_t dtype, collie_op_t op);
+int collie_reduce_scatter(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                          const size_t *recvcounts, collie_dtype_t dtype, collie_op_t op);
+int collie_alltoall(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                    collie_dtype_t dtype);
+int collie_alltoallv(collie_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                     const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                     const size_t *rdispls, collie_dtype_t dtype);
+int collie_gather(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                  collie_dtype_t dtype, int root);
+int collie_gatherv(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                   void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                   collie_dtype_t dtype, int root);
+int collie_scatter(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                   collie_dtype_t dtype, int root);
+int collie_scatterv(collie_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                    const size_t *displs, void *recvbuf, size_t recvcount,
+                    collie_dtype_t dtype, int root);
+int collie_scan(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                collie_dtype_t dtype, collie_op_t op);
+int collie_exscan(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                  collie_dtype_t dtype, collie_op_t op);
+
+/* split-phase forms */
+int collie_iallgather(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                      collie_dtype_t dtype, collie_request_t **req);
+int collie_iallgatherv(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                       void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                       collie_dtype_t dtype, collie_request_t **req);
+int collie_ireduce_scatter_block(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                                 size_t recvcount, collie_dtype_t dtype, collie_op_t op,
+                                 collie_request_t **req);
+int collie_ireduce_scatter(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                           const size_t *recvcounts, collie_dtype_t dtype, collie_op_t op,
+                           collie_request_t **req);
+int collie_ialltoall(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                     collie_dtype_t dtype, collie_request_t **req);
+int collie_ialltoallv(collie_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                      const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                      const size_t *rdispls, collie_dtype_t dtype, collie_request_t **req);
+int collie_igather(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                   collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_igatherv(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                    void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                    collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_iscatter(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                    collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_iscatterv(collie_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                     const size_t *displs, void *recvbuf, size_t recvcount,
+                     collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_iscan(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                 collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
+int collie_iexscan(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                   collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
+
+/* persistent forms (started with collie_start) */
+int collie_allgather_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                          size_t count, collie_dtype_t dtype, collie_request_t **req);
+int collie_allgatherv_init(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                           void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                           collie_dtype_t dtype, collie_request_t **req);
+int collie_reduce_scatter_block_init(collie_team_t *team, const void *sendbuf,
+                                     void *recvbuf, size_t recvcount, collie_dtype_t dtype,
+                                     collie_op_t op, collie_request_t **req);
+int collie_reduce_scatter_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                               const size_t *recvcounts, collie_dtype_t dtype,
+                               collie_op_t op, collie_request_t **req);
+int collie_alltoall_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                         size_t count, collie_dtype_t dtype, collie_request_t **req);
+int collie_alltoallv_init(collie_team_t *team, const void *sendbuf,
+                          const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                          const size_t *recvcounts, const size_t *rdispls,
+                          collie_dtype_t dtype, collie_request_t **req);
+int collie_gather_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                       size_t count, collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_gatherv_init(collie_team_t *team, const void *sendbuf, size_t sendcount,
+                        void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                        collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_scatter_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                        size_t count, collie_dtype_t dtype, int root,
+                        collie_request_t **req);
+int collie_scatterv_init(collie_team_t *team, const void *sendbuf, const size_t *sendcounts,
+                         const size_t *displs, void *recvbuf, size_t recvcount,
+                         collie_dtype_t dtype, int root, collie_request_t **req);
+int collie_scan_init(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
+                     collie_dtype_t dtype, collie_op_t op, collie_request_t **req);
+int collie_exscan_init(collie_team_t *team, const void *sendbuf, void *recvbuf,
+                       size_t count, collie_dtype_t dtype, collie_op_t op,
+                       collie_request_t **req);
+
 /* Name of the algorithm the request runs (after init/start), e.g. "ring". */
 const char *collie_request_algorithm(const collie_request_t *req);
 

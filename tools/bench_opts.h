@@ -40,7 +40,9 @@ typedef struct bench_opts {
 
 static inline void bench_usage(FILE *f) {
     fputs("usage: collie-run -n P collie-bench [options]\n"
-          "  --coll C          allreduce (default), reduce, bcast, barrier\n"
+          "  --coll C          allreduce (default), reduce, bcast, barrier, allgather,\n"
+          "                    reduce_scatter (block form), alltoall, gather, scatter, scan,\n"
+          "                    exscan (sizes are per block: one rank's part)\n"
           "  --algo A          auto (default; or $COLLIE_<COLL>_ALGO), NAME[:key=value,...],\n"
           "                    or all (every registered algorithm; declining ones are reported)\n"
           "                    or all,auto (the same and auto, interleaved: every size is\n"
@@ -52,7 +54,8 @@ static inline void bench_usage(FILE *f) {
           "  --dtype T         int8..uint64, float16, bfloat16, float32, float64 (default)\n"
           "  --op O            sum (default), prod, min, max, land, lor, lxor, band, bor, bxor\n"
           "  --root R          root of reduce/bcast (default 0)\n"
-          "  --in-place        COLLIE_IN_PLACE (allreduce: all ranks; reduce: the root)\n"
+          "  --in-place        COLLIE_IN_PLACE (allreduce and the other collectives: as MPI\n"
+          "                    allows it; reduce, gather, scatter: the root)\n"
           "  --iters N         timed calls per size (default: adaptive, ~100 ms, 10..10000)\n"
           "  --warmup N        untimed calls before each size (default 10)\n"
           "  --mode M          blocking (default: collie_allreduce ..., the plan cached),\n"
@@ -205,8 +208,12 @@ static inline bool is_value_option(const char *name) {
 static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
     if (o->min_bytes > o->max_bytes)
         return snprintf(err, n, "--min-bytes is larger than --max-bytes"), PARSE_ERROR;
-    if (o->in_place && o->coll != COLL_ALLREDUCE && o->coll != COLL_REDUCE)
-        return snprintf(err, n, "--in-place applies to allreduce and reduce only"), PARSE_ERROR;
+    if (o->coll > COLL_BARRIER && (o->check || o->fresh_data))
+        return snprintf(err, n, "--check and --fresh-data: not for %s yet (tests/mp/mp_colls "
+                        "checks it)", collie_coll_name(o->coll)), PARSE_ERROR;
+    if (o->in_place && (o->coll == COLL_BCAST || o->coll == COLL_BARRIER))
+        return snprintf(err, n, "--in-place does not apply to %s", collie_coll_name(o->coll)),
+               PARSE_ERROR;
     if (o->fresh_data && o->coll == COLL_BARRIER)
         return snprintf(err, n, "--fresh-data: barrier has no data"), PARSE_ERROR;
     if (o->fresh_data && o->sync_start)
@@ -217,7 +224,7 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
     if (o->fresh_data && o->coll != COLL_BCAST && o->opid >= COLLIE_OPID_MAXLOC)
         return snprintf(err, n, "--fresh-data: op %s is not supported (pairs)",
                         collie_op_name(o->op)), PARSE_ERROR;
-    bool reduces = o->coll == COLL_ALLREDUCE || o->coll == COLL_REDUCE;
+    bool reduces = collie_coll_has_op(o->coll);
     if (reduces && collie_op_check(o->op, o->dtype) != COLLIE_OK)
         return snprintf(err, n, "--op %s --dtype %s: %s", collie_op_name(o->op),
                         collie_dtype_name(o->dtype), collie_last_error()), PARSE_ERROR;
@@ -227,7 +234,8 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
 /* What option `name` accepts, for error messages. */
 static inline const char *value_hint(const char *name) {
     static const char *const hints[][2] = {
-        { "--coll", "allreduce, reduce, bcast or barrier" },
+        { "--coll", "allreduce, reduce, bcast, barrier, allgather, reduce_scatter, alltoall, "
+                    "gather, scatter, scan or exscan" },
         { "--dtype", "int8, int16, int32, int64, uint8..uint64, float16, bfloat16, float32, "
                      "float64" },
         { "--op", "sum, prod, min, max, land, lor, lxor, band, bor, bxor, maxloc, minloc" },

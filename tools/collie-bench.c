@@ -113,12 +113,16 @@ static const void *send_ptr(const bench *b) {
     return in_place ? COLLIE_IN_PLACE : b->sbuf;
 }
 
+#include "bench_colls.h"
+
 /* The request of one size: in persistent mode the collie_*_init request that is timed;
  * in the other modes one planned like the blocking calls' cached plans (matched by start
  * order), never started, which names the algorithm those calls run (a persistent request,
  * matched by initialization order, may take another: drivers decline it). */
 static int init_request(const bench *b, size_t count, collie_request_t **req) {
     const bench_opts *o = &b->o;
+    if (more_coll(o->coll))
+        return o->mode == MODE_PERSISTENT ? more_call(b, count, 2, req) : more_request(b, count, req);
     if (o->mode != MODE_PERSISTENT) {
         bool reduces = o->coll == COLL_ALLREDUCE || o->coll == COLL_REDUCE;
         bool barrier = o->coll == COLL_BARRIER;
@@ -141,6 +145,8 @@ static int init_request(const bench *b, size_t count, collie_request_t **req) {
 
 static int call_blocking(const bench *b, size_t count) {
     const bench_opts *o = &b->o;
+    if (more_coll(o->coll))
+        return more_call(b, count, 0, NULL);
     switch (o->coll) {
     case COLL_ALLREDUCE:
         return collie_allreduce(b->team, send_ptr(b), b->rbuf, count, o->dtype, o->op);
@@ -153,6 +159,8 @@ static int call_blocking(const bench *b, size_t count) {
 
 static int call_nonblocking(const bench *b, size_t count, collie_request_t **r) {
     const bench_opts *o = &b->o;
+    if (more_coll(o->coll))
+        return more_call(b, count, 1, r);
     switch (o->coll) {
     case COLL_ALLREDUCE:
         return collie_iallreduce(b->team, send_ptr(b), b->rbuf, count, o->dtype, o->op, r);
@@ -326,8 +334,7 @@ static void csv_field(FILE *f, const char *s) {
 }
 
 static const char *op_label(const bench *b) {
-    bool reduces = b->o.coll == COLL_ALLREDUCE || b->o.coll == COLL_REDUCE;
-    return reduces ? collie_op_name(b->o.op) : "none";
+    return collie_coll_has_op(b->o.coll) ? collie_op_name(b->o.op) : "none";
 }
 
 static void report(const bench *b, size_t count, long iters, const char *label, const char *used) {
@@ -533,9 +540,9 @@ static void print_header(const bench *b) {
     printf("# collie-bench %s P=%d", collie_coll_name(b->o.coll), b->P);
     if (b->o.coll != COLL_BARRIER)
         printf(" dtype=%s", collie_dtype_name(b->o.dtype));
-    if (b->o.coll == COLL_ALLREDUCE || b->o.coll == COLL_REDUCE)
+    if (collie_coll_has_op(b->o.coll))
         printf(" op=%s", collie_op_name(b->o.op));
-    if (b->o.coll == COLL_REDUCE || b->o.coll == COLL_BCAST)
+    if (collie_coll_rooted(b->o.coll))
         printf(" root=%d", b->o.root);
     printf(" algo=%s mode=%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
            mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
@@ -571,6 +578,8 @@ static void setup(bench *b) {
     set_auto_except_measured(b);
     b->esz = collie_dtype_size(b->o.dtype);
     size_t bytes = b->o.max_bytes > b->esz ? (size_t)b->o.max_bytes : b->esz;
+    if (more_coll(b->o.coll))   /* up to one block per rank */
+        bytes *= (size_t)b->P;
     b->buf_bytes = (bytes + PAGE - 1) / PAGE * PAGE;
     b->sbuf = alloc_buf(b, b->buf_bytes);
     b->rbuf = alloc_buf(b, b->buf_bytes);

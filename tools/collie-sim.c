@@ -298,8 +298,8 @@ static int verify_variants(const sim_opts *o, const collie_algorithm *alg, int P
         for (int v = 0; v < 4; v++) {
             collie_coll_args a = make_args(o, alg, P, counts[ci] * o->elem, params);
             a.commutative = (v & 1) || (alg->needs & ALGO_NEEDS_COMMUTATIVE);
-            a.in_place = (v & 2) && (a.coll == COLL_ALLREDUCE || a.coll == COLL_REDUCE);
-            bool rooted = a.coll == COLL_REDUCE || a.coll == COLL_BCAST;
+            a.in_place = (v & 2) && (collie_coll_has_op(a.coll) || a.coll > COLL_BARRIER);
+            bool rooted = collie_coll_rooted(a.coll);
             a.root = rooted && ci == 2 ? P - 1 : 0;
             fails += verify_call(o, alg, &a, n);
         }

@@ -137,7 +137,8 @@ static bool sim_parse_opts(sim_opts *o, int argc, char **argv) {
         i++;
     }
     if ((o->coll = find_coll(o->coll_name)) < 0)
-        return opt_fail("--coll must be allreduce, reduce, bcast or barrier (got %s)",
+        return opt_fail("--coll must be allreduce, reduce, bcast, barrier, allgather, "
+                        "reduce_scatter, alltoall, gather, scatter, scan or exscan (got %s)",
                         o->coll_name ? o->coll_name : "nothing");
     if (!o->algo)
         return opt_fail("%s needs --algo", o->cmd);

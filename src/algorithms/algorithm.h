@@ -12,8 +12,16 @@
 #include <stdint.h>
 #include "schedule/schedule.h"
 
-enum collie_coll { COLL_ALLREDUCE = 0, COLL_REDUCE, COLL_BCAST, COLL_BARRIER, COLL_COUNT };
+enum collie_coll {
+    COLL_ALLREDUCE = 0, COLL_REDUCE, COLL_BCAST, COLL_BARRIER,
+    COLL_ALLGATHER, COLL_REDUCE_SCATTER, COLL_ALLTOALL, COLL_GATHER, COLL_SCATTER, COLL_SCAN,
+    COLL_EXSCAN, COLL_COUNT
+};
 const char *collie_coll_name(int coll);   /* "allreduce", ... */
+/* The collective combines inputs with an op (allreduce, reduce, reduce_scatter, scan,
+ * exscan); it has a root (reduce, bcast, gather, scatter). */
+bool collie_coll_has_op(int coll);
+bool collie_coll_rooted(int coll);
 
 /* Parameters given after the algorithm name: "nway_dissemination:n=3,segment=65536". */
 #define COLLIE_MAX_PARAMS 4
@@ -24,17 +32,39 @@ typedef struct collie_algo_params {
 } collie_algo_params;
 long long collie_param(const collie_algo_params *p, const char *key, long long def);
 
-/* Everything a builder may look at.  All ranks of one call see the same values except rank. */
+/* The arrays of a v form (allgatherv, reduce_scatter with counts, alltoallv, gatherv,
+ * scatterv), in elements, `size` entries each, owned by the caller for the life of the
+ * request (layout: coll_layout.c, COLLS_SPEC.md):
+ *   allgatherv  counts, displs = recvcounts, displs (every rank); own = sendcount
+ *   gatherv     counts, displs = recvcounts, displs (root only, else NULL); own = sendcount
+ *   scatterv    counts, displs = sendcounts, displs (root only, else NULL); own = recvcount
+ *   reduce_scatter  counts = recvcounts (the same on every rank), displs NULL: block j
+ *               starts at counts[0] + … + counts[j-1]; own = counts[rank]
+ *   alltoallv   counts, displs = sendcounts, sdispls; rcounts, rdispls = recvcounts,
+ *               rdispls (in place: counts, displs are ignored, the recv arrays serve
+ *               both); own = 0 */
+typedef struct collie_coll_v {
+    const size_t *counts, *displs;
+    const size_t *rcounts, *rdispls;
+    size_t own;
+} collie_coll_v;
+
+/* Everything a builder may look at.  All ranks of one call see the same values except
+ * rank, v and (gather, scatter) in_place. */
 typedef struct collie_coll_args {
     int coll;               /* enum collie_coll */
     int rank, size;
-    int root;               /* reduce, bcast; 0 otherwise */
-    size_t count;           /* elements (0 for barrier) */
+    int root;               /* reduce, bcast, gather, scatter; 0 otherwise */
+    /* Elements of one block (0 for barrier): allreduce, reduce, bcast, scan, exscan the
+     * vector; allgather, alltoall, gather, scatter a rank's block; reduce_scatter the
+     * per-rank result.  v forms: this rank's v->own. */
+    size_t count;
     size_t elem_size;       /* bytes per element */
     uint64_t bytes;         /* count * elem_size */
     bool commutative;       /* the op (allreduce, reduce) */
     bool idempotent;
-    bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory */
+    bool in_place;          /* SBUF_SEND and SBUF_RECV are the same memory (gather,
+                               scatter: only ever true at the root) */
     bool shared_memory;     /* the transport is shared memory (flat algorithms need it) */
     bool multicast;         /* the team's multicast was set up and verified (mcast needs it) */
     bool single_copy;       /* every rank can read and write every other rank's buffers
@@ -46,7 +76,31 @@ typedef struct collie_coll_args {
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;
     collie_algo_params params;
+    /* The v form's arrays of this rank, NULL for the block form.  (The verifier's
+     * sym_run/sym_verify take an array of `size` entries here, entry r for rank r.) */
+    const collie_coll_v *v;
 } collie_coll_args;
+
+/* ---- buffer layout (coll_layout.c; the table in COLLS_SPEC.md) ------------------------- */
+/* Bytes of SBUF_SEND and SBUF_RECV that rank `rank` of call a uses (a->v: that rank's
+ * arrays); 0 for a buffer the rank does not use.  In place both are the extent of the
+ * shared memory where SEND is RECV (reduce_scatter, alltoall, scan, exscan), else SEND is 0
+ * (allgather, gather and scatter roots). */
+void collie_coll_buffer_bytes(const collie_coll_args *a, int rank, uint64_t *send,
+                              uint64_t *recv);
+/* Block j (0 … size-1) of this rank's buffer buf (SBUF_SEND or SBUF_RECV), block and v
+ * forms alike: its byte offset in *off and length in *len.  Multi-block buffers:
+ * allgather/gather RECV (block from rank j), scatter SEND, alltoall SEND (to j) and RECV
+ * (from j), reduce_scatter SEND (block for rank j; in place SEND is RECV).  Single-block buffers
+ * (j ignored): allgather/gather SEND, scatter/reduce_scatter RECV, scan/exscan both, and
+ * the other collectives: [0, count·elem).  In place, the alltoall SEND layout is the
+ * RECV layout.  False (and 0, 0) when rank j's block is not known here (gatherv/scatterv
+ * arrays on a non-root). */
+bool collie_coll_block(const collie_coll_args *a, int buf, int j, uint64_t *off,
+                       uint64_t *len);
+/* Where this rank's own contribution lies (allgather, gather): SEND at 0, or in place
+ * its block of RECV; *len its bytes. */
+sched_ref collie_coll_own_block(const collie_coll_args *a, uint64_t *len);
 
 enum { ALGO_NEEDS_COMMUTATIVE = 1, ALGO_NEEDS_IDEMPOTENT = 2, ALGO_NEEDS_SHM = 4,
        ALGO_NEEDS_MULTICAST = 8, ALGO_NEEDS_SINGLE_COPY = 16 };

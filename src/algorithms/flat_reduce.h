@@ -12,4 +12,14 @@
 /* Appends the chain's rounds to s (the accumulator of a chain lives in SBUF_TMP). */
 void flat_reduce_all(collie_schedule *s, const collie_coll_args *a);
 
+/* The general form (reduce_scatter's flat algorithm): dst = x0 ∘ … ∘ x(nranks-1) over
+ * `bytes`, this rank's operand at own (when a->rank < nranks), the others' incoming; a
+ * chain's accumulator at SBUF_TMP + tmp_off.  One round per link. */
+typedef struct flat_range {
+    int nranks;
+    sched_ref own, dst;
+    uint64_t bytes, tmp_off;
+} flat_range;
+void flat_reduce_range(collie_schedule *s, const collie_coll_args *a, const flat_range *f);
+
 #endif

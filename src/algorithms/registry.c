@@ -51,6 +51,13 @@ extern const collie_algorithm collie_algo_reduce_cells;
 extern const collie_algorithm collie_algo_bcast_cells;
 extern const collie_algorithm collie_algo_reduce_hierarchical;
 extern const collie_algorithm collie_algo_bcast_hierarchical;
+extern const collie_algorithm collie_algo_allgather_flat;
+extern const collie_algorithm collie_algo_reduce_scatter_flat;
+extern const collie_algorithm collie_algo_alltoall_flat;
+extern const collie_algorithm collie_algo_gather_linear;
+extern const collie_algorithm collie_algo_scatter_linear;
+extern const collie_algorithm collie_algo_scan_linear;
+extern const collie_algorithm collie_algo_exscan_linear;
 
 static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_recursive_doubling,
@@ -97,6 +104,28 @@ static const collie_algorithm *const barrier_algos[] = {
     &collie_algo_barrier_nway_dissemination,
 };
 
+static const collie_algorithm *const allgather_algos[] = {
+    &collie_algo_allgather_flat,
+};
+static const collie_algorithm *const reduce_scatter_algos[] = {
+    &collie_algo_reduce_scatter_flat,
+};
+static const collie_algorithm *const alltoall_algos[] = {
+    &collie_algo_alltoall_flat,
+};
+static const collie_algorithm *const gather_algos[] = {
+    &collie_algo_gather_linear,
+};
+static const collie_algorithm *const scatter_algos[] = {
+    &collie_algo_scatter_linear,
+};
+static const collie_algorithm *const scan_algos[] = {
+    &collie_algo_scan_linear,
+};
+static const collie_algorithm *const exscan_algos[] = {
+    &collie_algo_exscan_linear,
+};
+
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct {
@@ -107,6 +136,13 @@ static const struct {
     [COLL_REDUCE] = { reduce_algos, NELEM(reduce_algos) },
     [COLL_BCAST] = { bcast_algos, NELEM(bcast_algos) },
     [COLL_BARRIER] = { barrier_algos, NELEM(barrier_algos) },
+    [COLL_ALLGATHER] = { allgather_algos, NELEM(allgather_algos) },
+    [COLL_REDUCE_SCATTER] = { reduce_scatter_algos, NELEM(reduce_scatter_algos) },
+    [COLL_ALLTOALL] = { alltoall_algos, NELEM(alltoall_algos) },
+    [COLL_GATHER] = { gather_algos, NELEM(gather_algos) },
+    [COLL_SCATTER] = { scatter_algos, NELEM(scatter_algos) },
+    [COLL_SCAN] = { scan_algos, NELEM(scan_algos) },
+    [COLL_EXSCAN] = { exscan_algos, NELEM(exscan_algos) },
 };
 
 const char *collie_coll_name(int coll) {
@@ -115,6 +151,13 @@ const char *collie_coll_name(int coll) {
         [COLL_REDUCE] = "reduce",
         [COLL_BCAST] = "bcast",
         [COLL_BARRIER] = "barrier",
+        [COLL_ALLGATHER] = "allgather",
+        [COLL_REDUCE_SCATTER] = "reduce_scatter",
+        [COLL_ALLTOALL] = "alltoall",
+        [COLL_GATHER] = "gather",
+        [COLL_SCATTER] = "scatter",
+        [COLL_SCAN] = "scan",
+        [COLL_EXSCAN] = "exscan",
     };
     if (coll < 0 || coll >= COLL_COUNT)
         return "unknown";
@@ -128,7 +171,7 @@ size_t collie_algorithm_count(int coll) {
 }
 
 const collie_algorithm *collie_algorithm_at(int coll, size_t i) {
-    if (i >= collie_algorithm_count(coll))
+    if (i >= collie_algorithm_count(coll) || !registry[coll].list)
         return NULL;
     return registry[coll].list[i];
 }

@@ -14,11 +14,25 @@
 #include "core/internal.h"
 #include "types/types.h"
 
+/* What every rank of a v form agrees on: a hash of the counts all ranks pass
+ * (allgatherv, reduce_scatter); 0 where each rank passes its own (gatherv, scatterv,
+ * alltoallv: there a count mismatch is a message of another size, which the receiver
+ * reports). */
+static uint64_t counts_hash(const collie_coll_args *a) {
+    if (a->coll != COLL_ALLGATHER && a->coll != COLL_REDUCE_SCATTER)
+        return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (int j = 0; j < a->size; j++)
+        h = (h ^ (uint64_t)a->v->counts[j]) * 1099511628211ull;
+    return h | 1;
+}
+
 void collie_call_id_init(collie_request_t *req) {
     collie_call_id *id = &req->id;
     memset(id, 0, sizeof *id);
-    id->bytes = req->args.bytes;
-    id->root = req->args.coll == COLL_ALLREDUCE || req->args.coll == COLL_BARRIER ? 0 : req->args.root;
+    id->bytes = req->args.v ? counts_hash(&req->args) : req->args.bytes;
+    id->vform = req->args.v != NULL;
+    id->root = collie_coll_rooted(req->args.coll) ? req->args.root : 0;
     id->dtype = req->args.coll == COLL_BARRIER ? 0 : collie_dtype_compact(req->dtype);
     id->op = req->op ? collie_op_identity(req->op) : 0;
     id->coll = (uint8_t)req->args.coll;
@@ -33,51 +47,79 @@ void collie_call_id_from_meta(const collie_slot_meta *m, uint32_t check, collie_
     id->dtype = m->dtype;
     id->op = m->op;
     id->coll = m->coll;
+    id->vform = m->vform;
+}
+
+/* The public name of the call: "allgatherv", "reduce_scatter_block", "scan". */
+static void call_name(const collie_call_id *id, char *buf, size_t size) {
+    const char *coll = collie_coll_name(id->coll);
+    if (id->coll == COLL_REDUCE_SCATTER)
+        snprintf(buf, size, "%s", id->vform ? coll : "reduce_scatter_block");
+    else
+        snprintf(buf, size, "%s%s", coll, id->vform ? "v" : "");
+}
+
+/* "int32 x4", or for a v form its counts. */
+static void call_what(const collie_call_id *id, char *what, size_t size) {
+    collie_dtype_t dt = collie_dtype_expand(id->dtype);
+    size_t elem = collie_dtype_size(dt);
+    if (id->vform && id->bytes)
+        snprintf(what, size, "%s, counts #%08llx", collie_dtype_name(dt),
+                 (unsigned long long)(id->bytes & 0xffffffffu));
+    else if (id->vform)
+        snprintf(what, size, "%s, per-rank counts", collie_dtype_name(dt));
+    else if (elem)
+        snprintf(what, size, "%s x%llu", collie_dtype_name(dt),
+                 (unsigned long long)(id->bytes / elem));
+    else
+        snprintf(what, size, "%llu bytes", (unsigned long long)id->bytes);
 }
 
 const char *collie_call_describe(const collie_call_id *id, char *buf, size_t size) {
-    const char *coll = collie_coll_name(id->coll);
-    char seq[24] = "";
+    char coll[32], seq[24] = "", what[64], op[32];
+    call_name(id, coll, sizeof coll);
     if (id->seq_plus1)
         snprintf(seq, sizeof seq, " #%u", id->seq_plus1 - 1);
     if (id->coll == COLL_BARRIER) {
         snprintf(buf, size, "%s%s", coll, seq);
         return buf;
     }
-    collie_dtype_t dt = collie_dtype_expand(id->dtype);
-    size_t elem = collie_dtype_size(dt);
-    char what[48], op[32];
-    if (elem)
-        snprintf(what, sizeof what, "%s x%llu", collie_dtype_name(dt),
-                 (unsigned long long)(id->bytes / elem));
-    else
-        snprintf(what, sizeof what, "%llu bytes", (unsigned long long)id->bytes);
+    call_what(id, what, sizeof what);
     collie_op_identity_name(id->op, op, sizeof op);
-    if (id->coll == COLL_BCAST)
-        snprintf(buf, size, "%s%s (%s, root %d)", coll, seq, what, id->root);
-    else if (id->coll == COLL_REDUCE)
+    bool rooted = collie_coll_rooted(id->coll), has_op = collie_coll_has_op(id->coll);
+    if (rooted && has_op)
         snprintf(buf, size, "%s%s (%s, %s, root %d)", coll, seq, what, op, id->root);
-    else
+    else if (rooted)
+        snprintf(buf, size, "%s%s (%s, root %d)", coll, seq, what, id->root);
+    else if (has_op)
         snprintf(buf, size, "%s%s (%s, %s)", coll, seq, what, op);
+    else
+        snprintf(buf, size, "%s%s (%s)", coll, seq, what);
     return buf;
 }
 
 /* "the datatypes and the ops differ" — or the algorithms, when all fields agree. */
 static void differences(const collie_call_id *a, const collie_call_id *b, char *buf, size_t size) {
-    const char *what[6];
+    const char *what[7];
     int n = 0;
     if (a->coll != b->coll)
         what[n++] = "collectives";
+    if (a->coll == b->coll && a->vform != b->vform)
+        what[n++] = "forms (block and v)";
     if (a->seq_plus1 && b->seq_plus1 && a->seq_plus1 != b->seq_plus1)
         what[n++] = "call numbers";
     if (a->dtype != b->dtype)
         what[n++] = "datatypes";
-    if (a->bytes != b->bytes)
+    if (a->bytes != b->bytes && a->vform == b->vform)
         what[n++] = a->dtype == b->dtype ? "counts" : "sizes";
     if (a->op != b->op)
         what[n++] = "ops";
     if (a->root != b->root)
         what[n++] = "roots";
+    if (n == 0 && a->vform && b->vform && !a->bytes) {   /* gatherv, scatterv, alltoallv */
+        snprintf(buf, size, "the counts differ (each rank's counts of this pair of ranks)");
+        return;
+    }
     if (n == 0) {
         snprintf(buf, size, "the calls agree but their algorithms or settings differ "
                  "(COLLIE_<COLL>_ALGO, the tuning file)");

@@ -5,7 +5,8 @@
  *
  * Each call gets a companion allreduce (planned with it, started just before it): a
  * P x 4 table of uint64, each rank filling its own row with its call's identity
- * (call_id.c: collective, root, count in bytes, datatype, op identity, algorithm) and
+ * (call_id.c: collective and form, root, count in bytes or the v form's counts hash,
+ * datatype, op identity, algorithm) and
  * zeros elsewhere, summed (bxor).  When the step finishes every rank holds every row and
  * compares them; any difference fails the team on every rank with COLLIE_ERR_MISMATCH
  * naming both calls.  The step is itself an ordinary collective of fixed shape, so it
@@ -32,7 +33,8 @@ static void fill_row(const collie_request_t *req, uint64_t *row) {
     row[0] = (uint64_t)id->coll << 32 | (uint32_t)id->root;
     row[1] = id->bytes;
     row[2] = (uint64_t)id->dtype << 32 | id->op;
-    row[3] = (uint64_t)name_hash(req->algo->name) << 32 | 1;   /* 1: the row is present */
+    row[3] = (uint64_t)name_hash(req->algo->name) << 32 | (uint64_t)id->vform << 1 |
+             1;   /* 1: the row is present */
 }
 
 static void row_id(const uint64_t *row, uint32_t seq, collie_call_id *id) {
@@ -42,6 +44,7 @@ static void row_id(const uint64_t *row, uint32_t seq, collie_call_id *id) {
     id->bytes = row[1];
     id->dtype = (uint32_t)(row[2] >> 32);
     id->op = (uint32_t)row[2];
+    id->vform = (uint8_t)(row[3] >> 1 & 1);
     id->seq_plus1 = seq + 1;
 }
 

@@ -148,9 +148,10 @@ static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_
     h->bytes = (uint32_t)len;
     h->check = chunk_check(req, msg_bytes);
     m->msg_bytes = msg_bytes;
-    m->call_bytes = req->args.bytes;
+    m->call_bytes = req->id.bytes;
     m->call_seq = req->call_seq;
     m->coll = (uint8_t)req->args.coll;
+    m->vform = req->id.vform;
     m->root = req->id.root;
     m->dtype = req->id.dtype;
     m->op = req->id.op;
@@ -311,6 +312,12 @@ static int direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void
         return collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died before this rank read its "
                            "message", peer, (int)m->pid);
     }
+    int failed = req->team->tp->board ? atomic_load_explicit(&req->team->tp->board[peer].failed,
+                                                             memory_order_acquire) : 0;
+    if (got < 0 && errno == EFAULT && failed)   /* it failed, and freed its buffers since */
+        return collie_fail(failed, "rank %d stopped after an error (%s; its message names the "
+                           "cause) before this rank read its message", peer,
+                           collie_strerror(failed));
     if (got < 0 && errno == EFAULT)
         return collie_fail(COLLIE_ERR_ARG, "rank %d's buffer at %#llx is not readable for %llu "
                            "bytes (a count larger than its buffer?)", peer,

@@ -46,6 +46,7 @@ struct collie_team {
 struct collie_request {
     collie_team_t *team;
     collie_coll_args args;
+    collie_coll_v vstore;           /* v forms: the arrays' pointers (args.v points here) */
     const collie_algorithm *algo;
     collie_schedule sched;
     collie_dtype_t dtype;
@@ -123,6 +124,16 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
                               const void *sendbuf, void *recvbuf, size_t count,
                               collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out);
+/* The same for any collective, block (v NULL) or v form (count: this rank's v->own; the
+ * arrays stay the caller's for the life of the request).  In place: sendbuf ==
+ * COLLIE_IN_PLACE, or for scatter's root recvbuf == COLLIE_IN_PLACE (then SEND is RECV is
+ * sendbuf). */
+int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int coll,
+                           const void *sendbuf, void *recvbuf, size_t count,
+                           const collie_coll_v *v, collie_dtype_t dtype, collie_op_t op,
+                           int root, int persistent, collie_request_t **out);
+/* Points a planned request at a call's buffers (as collie_request_build_v does). */
+void collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf);
 
 /* Call identities (call_id.c). */
 void collie_call_id_init(collie_request_t *req);   /* req->id from args, dtype, op */

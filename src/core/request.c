@@ -40,14 +40,19 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
                               const void *sendbuf, void *recvbuf, size_t count,
                               collie_dtype_t dtype, collie_op_t op, int root, int persistent,
                               collie_request_t **out) {
-    collie_request_t *req = calloc(1, sizeof *req);
-    if (!req)
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a request");
-    int st = collie_handle_add(req, COLLIE_HANDLE_REQUEST);
-    if (st) {
-        free(req);
-        return st;
-    }
+    return collie_request_build_v(team, alg, coll, sendbuf, recvbuf, count, NULL, dtype, op,
+                                  root, persistent, out);
+}
+
+void collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf) {
+    if (req->args.coll == COLL_SCATTER && recvbuf == COLLIE_IN_PLACE)
+        recvbuf = (void *)sendbuf;
+    req->buf[SBUF_SEND] = req->args.in_place ? recvbuf : (void *)sendbuf;
+    req->buf[SBUF_RECV] = recvbuf;
+}
+
+static void fill_args(collie_request_t *req, collie_team_t *team, int coll, bool in_place,
+                      size_t count, collie_dtype_t dtype, collie_op_t op, int root) {
     collie_coll_args *a = &req->args;
     a->coll = coll;
     a->rank = team->rank;
@@ -58,22 +63,43 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     a->bytes = (uint64_t)count * a->elem_size;
     a->commutative = op ? collie_op_commutative(op) : true;
     a->idempotent = op ? collie_op_idempotent(op) : false;
-    a->in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST;
+    a->in_place = in_place;
     a->shared_memory = team->tp->shared_memory;
     a->multicast = team->mcast != NULL;
     a->single_copy = collie_team_single_copy(team);
-    a->any_order = persistent == COLLIE_REQ_BY_INIT;
     a->cell_bytes = collie_team_cell_bytes(team);
     a->node_of = team->tp->node_of;
     a->nnodes = team->tp->nnodes;
+}
+
+int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int coll,
+                           const void *sendbuf, void *recvbuf, size_t count,
+                           const collie_coll_v *v, collie_dtype_t dtype, collie_op_t op,
+                           int root, int persistent, collie_request_t **out) {
+    collie_request_t *req = calloc(1, sizeof *req);
+    if (!req)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate a request");
+    int st = collie_handle_add(req, COLLIE_HANDLE_REQUEST);
+    if (st) {
+        free(req);
+        return st;
+    }
+    collie_coll_args *a = &req->args;
+    bool in_place = sendbuf == COLLIE_IN_PLACE || coll == COLL_BCAST ||
+                    (coll == COLL_SCATTER && recvbuf == COLLIE_IN_PLACE);
+    fill_args(req, team, coll, in_place, count, dtype, op, root);
+    a->any_order = persistent == COLLIE_REQ_BY_INIT;
+    if (v) {
+        req->vstore = *v;
+        a->v = &req->vstore;
+    }
     req->team = team;
     req->dtype = dtype;
     req->op = op;
     req->persistent = persistent != 0;
     if (a->any_order)
         req->pers_id = team->pers_seq++ & ~COLLIE_PERSISTENT_SEQ;
-    req->buf[SBUF_SEND] = a->in_place ? recvbuf : (void *)sendbuf;
-    req->buf[SBUF_RECV] = recvbuf;
+    collie_request_set_buffers(req, sendbuf, recvbuf);
     req->algo = alg ? alg : choose(a);
     if (!req->algo) {
         bool commutative = a->commutative;
@@ -118,8 +144,8 @@ static uint32_t name_hash(const char *s) {
 
 /* Everything of a call that all ranks must agree on, except its sequence number. */
 static uint32_t call_hash(const collie_request_t *req) {
-    uint32_t h = mix(0x5EED, (uint64_t)req->args.coll);
-    h = mix(h, req->args.bytes);
+    uint32_t h = mix(0x5EED, (uint64_t)req->args.coll | (uint64_t)req->id.vform << 8);
+    h = mix(h, req->id.bytes);
     h = mix(h, (uint64_t)req->args.root);
     h = mix(h, name_hash(req->algo->name));
     h = mix(h, req->id.op);

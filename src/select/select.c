@@ -26,6 +26,8 @@ static char forced_name[COLL_COUNT][SPEC_MAX];
 static collie_algo_params forced_params[COLL_COUNT];
 static const char *const env_names[COLL_COUNT] = {
     "COLLIE_ALLREDUCE_ALGO", "COLLIE_REDUCE_ALGO", "COLLIE_BCAST_ALGO", "COLLIE_BARRIER_ALGO",
+    "COLLIE_ALLGATHER_ALGO", "COLLIE_REDUCE_SCATTER_ALGO", "COLLIE_ALLTOALL_ALGO",
+    "COLLIE_GATHER_ALGO", "COLLIE_SCATTER_ALGO", "COLLIE_SCAN_ALGO", "COLLIE_EXSCAN_ALGO",
 };
 
 int collie_force_algorithm(int coll, const char *spec) {

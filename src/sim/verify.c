@@ -14,30 +14,23 @@ static uint32_t *alloc_vals(uint64_t bytes, size_t es) {
 
 /* Initial memory and access rules of one rank (see verify.h). */
 static void setup_rank(sym_sim *m, int r, const collie_schedule *s) {
-    const collie_coll_args *a = m->a;
     sym_rank *rs = &m->ranks[r];
     rs->s = s;
-    rs->lim[SBUF_SEND] = rs->lim[SBUF_RECV] = a->bytes;
+    sym_rank_args(m->a, r, &rs->args);
+    collie_coll_buffer_bytes(&rs->args, r, &rs->lim[SBUF_SEND], &rs->lim[SBUF_RECV]);
     rs->lim[SBUF_TMP] = s->tmp_bytes;
-    for (int b = 0; b < SBUF_COUNT; b++)
-        rs->mem[b] = alloc_vals(rs->lim[b], m->es);
-    if (a->in_place) {
-        free(rs->mem[SBUF_RECV]);
+    if (rs->args.in_place) {                   /* SEND is RECV: one memory for both */
+        uint64_t both = rs->lim[SBUF_SEND] > rs->lim[SBUF_RECV] ? rs->lim[SBUF_SEND]
+                                                               : rs->lim[SBUF_RECV];
+        rs->mem[SBUF_SEND] = alloc_vals(both, m->es);
         rs->mem[SBUF_RECV] = rs->mem[SBUF_SEND];
+    } else {
+        rs->mem[SBUF_SEND] = alloc_vals(rs->lim[SBUF_SEND], m->es);
+        rs->mem[SBUF_RECV] = alloc_vals(rs->lim[SBUF_RECV], m->es);
     }
-    bool has_input = a->coll == COLL_ALLREDUCE || a->coll == COLL_REDUCE;
-    uint32_t *input = has_input ? rs->mem[SBUF_SEND] : rs->mem[SBUF_RECV];
-    if (has_input || (a->coll == COLL_BCAST && r == a->root))
-        for (size_t e = 0; e < a->count; e++)
-            input[e] = sym_leaf_id(&m->st, has_input ? r : a->root, (uint32_t)e);
-    rs->deny_write[SBUF_SEND] = "SBUF_SEND is the caller's read-only input";
-    if (a->coll == COLL_BCAST)
-        rs->deny_read[SBUF_SEND] = "bcast uses SBUF_RECV only";
-    if (a->coll == COLL_REDUCE && r != a->root) {
-        rs->deny_write[SBUF_RECV] = "SBUF_RECV may be NULL on non-root ranks of reduce";
-        if (!a->in_place)
-            rs->deny_read[SBUF_RECV] = rs->deny_write[SBUF_RECV];
-    }
+    rs->mem[SBUF_TMP] = alloc_vals(rs->lim[SBUF_TMP], m->es);
+    sym_setup_inputs(m, r);
+    sym_setup_access(m, r);
     rs->assigned = sym_xcalloc((size_t)m->P, sizeof *rs->assigned);
     rs->heard = sym_xcalloc((size_t)m->words, sizeof *rs->heard);
     rs->heard[r / 64] |= 1ull << (r % 64);
@@ -311,11 +304,12 @@ static void sim_free(sym_sim *m) {
 }
 
 static bool args_ok(sym_sim *m, const collie_coll_args *a) {
-    bool rooted = a->coll == COLL_REDUCE || a->coll == COLL_BCAST;
-    if (a->size < 1 || a->bytes != a->count * m->es || (rooted && (a->root < 0 ||
-                                                                   a->root >= a->size)))
+    bool rooted = collie_coll_rooted(a->coll);
+    if (a->coll < 0 || a->coll >= COLL_COUNT || a->size < 1 || a->bytes != a->count * m->es ||
+        (rooted && (a->root < 0 || a->root >= a->size)))
         return sym_fail(m, -1, -1, -1, "bad call arguments");
-    return true;
+    m->P = a->size;
+    return sym_check_call(m);
 }
 
 int sym_run(const char *name, const collie_coll_args *args, const collie_schedule *scheds,
@@ -357,8 +351,8 @@ int sym_run_traced(const char *name, const collie_coll_args *args,
 void sym_build_all(const collie_algorithm *alg, const collie_coll_args *args,
                    collie_schedule *scheds) {
     for (int r = 0; r < args->size; r++) {
-        collie_coll_args a = *args;
-        a.rank = r;
+        collie_coll_args a;
+        sym_rank_args(args, r, &a);
         sched_init(&scheds[r], r, args->size, args->elem_size);
         alg->build(&scheds[r], &a);
         sched_finish(&scheds[r]);

@@ -88,16 +88,16 @@ static bool check_op(sym_sim *m, int r, long round, const sched_op *op) {
     return check_ref(m, r, round, op->dst, op->bytes, true);
 }
 
-/* The memory behind a buffer: SEND is RECV when in place. */
-static int mem_id(const sym_sim *m, int buf) {
-    return m->a->in_place && buf == SBUF_SEND ? SBUF_RECV : buf;
+/* The memory behind a buffer of rank r: SEND is RECV when in place. */
+static int mem_id(const sym_sim *m, int r, int buf) {
+    return m->ranks[r].args.in_place && buf == SBUF_SEND ? SBUF_RECV : buf;
 }
 
-static bool overlap(const sym_sim *m, sched_ref x, uint64_t bytes_x, sched_ref y,
+static bool overlap(const sym_sim *m, int r, sched_ref x, uint64_t bytes_x, sched_ref y,
                     uint64_t bytes_y) {
     if (x.buf == SBUF_IN || y.buf == SBUF_IN || bytes_x == 0 || bytes_y == 0)
         return false;
-    if (mem_id(m, x.buf) != mem_id(m, y.buf))
+    if (mem_id(m, r, x.buf) != mem_id(m, r, y.buf))
         return false;
     return x.off < y.off + bytes_y && y.off < x.off + bytes_x;
 }
@@ -108,10 +108,10 @@ static bool check_pair(sym_sim *m, int r, long round, uint32_t w, uint32_t j) {
     const sched_op *ow = &s->ops[w], *oj = &s->ops[j];
     uint32_t iw = w - s->rounds[round].first_op, ij = j - s->rounds[round].first_op;
     for (uint32_t k = 0; k < oj->nsrc; k++)
-        if (overlap(m, ow->dst, ow->bytes, s->srcs[oj->src + k], oj->bytes))
+        if (overlap(m, r, ow->dst, ow->bytes, s->srcs[oj->src + k], oj->bytes))
             return sym_fail(m, r, round, -1, "hazard: op %u writes %s bytes that op %u of the "
                             "same round reads", iw, sym_buf_name(ow->dst.buf), ij);
-    if (oj->kind == SCHED_REDUCE && overlap(m, ow->dst, ow->bytes, oj->dst, oj->bytes))
+    if (oj->kind == SCHED_REDUCE && overlap(m, r, ow->dst, ow->bytes, oj->dst, oj->bytes))
         return sym_fail(m, r, round, -1, "hazard: ops %u and %u of the same round both write "
                         "%s", iw, ij, sym_buf_name(ow->dst.buf));
     return true;
@@ -123,8 +123,8 @@ static bool check_self(sym_sim *m, int r, long round, uint32_t w) {
     const sched_op *o = &s->ops[w];
     for (uint32_t k = 0; k < o->nsrc; k++) {
         sched_ref x = s->srcs[o->src + k];
-        bool same = mem_id(m, x.buf) == mem_id(m, o->dst.buf) && x.off == o->dst.off;
-        if (!same && overlap(m, o->dst, o->bytes, x, o->bytes))
+        bool same = mem_id(m, r, x.buf) == mem_id(m, r, o->dst.buf) && x.off == o->dst.off;
+        if (!same && overlap(m, r, o->dst, o->bytes, x, o->bytes))
             return sym_fail(m, r, round, -1, "op %u: dst partially overlaps its source %u",
                             w - s->rounds[round].first_op, k);
     }
@@ -175,10 +175,7 @@ static bool check_expr(sym_sim *m, int r, uint32_t id, size_t e) {
 }
 
 static bool heard_from(sym_sim *m, int r, int q) {
-    if (m->ranks[r].heard[q / 64] & (1ull << (q % 64)))
-        return true;
-    return sym_fail(m, r, -1, -1, "completes without having heard from rank %d (causality)",
-                    q);
+    return sym_heard_from(m, r, q);
 }
 
 static bool heard_all(sym_sim *m, int r) {
@@ -240,6 +237,6 @@ bool sym_check_results(sym_sim *m) {
     case COLL_REDUCE: return check_reduce(m);
     case COLL_BCAST: return check_bcast(m);
     case COLL_BARRIER: return check_barrier(m);
-    default: return sym_fail(m, -1, -1, -1, "unknown collective %d", m->a->coll);
+    default: return sym_check_results_more(m);
     }
 }

@@ -169,8 +169,11 @@ static const char *leaf_problem(const sym_store *st, const uint32_t *lv, size_t 
     for (size_t i = 0; i < n; i++) {
         *at = i;
         const sym_node *x = &st->nodes[lv[i]];
-        if (x->elem != e || x->rank < 0 || x->rank >= P)
+        if (x->elem != e || x->rank < 0)
             return "contains a leaf of another element";
+        if (x->rank >= P)
+            return "contains the input of a rank beyond the result's ranks (0 … P-1, or the "
+                   "prefix of a scan)";
         if (seen[x->rank] && !idempotent)
             return "contains a rank's input more than once";
         if (!commutative && x->rank < prev)

@@ -69,6 +69,7 @@ typedef struct sym_queue {      /* messages from p to q */
 
 typedef struct sym_rank {
     const collie_schedule *s;
+    collie_coll_args args;      /* this rank's view of the call (sym_rank_args) */
     uint32_t *mem[SBUF_COUNT];  /* element values; SEND == RECV in place */
     uint64_t lim[SBUF_COUNT];   /* bytes */
     const char *deny_read[SBUF_COUNT], *deny_write[SBUF_COUNT];   /* reasons, or NULL */
@@ -106,5 +107,16 @@ const char *sym_buf_name(int buf);
 /* verify_checks.c */
 bool sym_check_static(sym_sim *m, int rank);     /* operations, bounds, hazards */
 bool sym_check_results(sym_sim *m);              /* results and causality */
+
+/* verify_colls.c */
+/* Rank r's view of call a: rank r, v = &a->v[r] (v forms: count = its own count), in
+ * place only at the root of gather and scatter. */
+void sym_rank_args(const collie_coll_args *a, int r, collie_coll_args *out);
+bool sym_check_call(sym_sim *m);                 /* the v arrays agree between ranks */
+void sym_setup_inputs(sym_sim *m, int rank);     /* leaves in the input buffers */
+void sym_setup_access(sym_sim *m, int rank);     /* deny_read, deny_write */
+bool sym_heard_from(sym_sim *m, int r, int q);   /* causality, failing if not */
+/* Results and causality of allgather … exscan (the collectives after barrier). */
+bool sym_check_results_more(sym_sim *m);
 
 #endif

@@ -58,7 +58,8 @@ typedef struct collie_slot_meta {
     uint32_t map_serial;
     uint64_t map_offset;    /* ... and the data's offset in it */
     uint8_t coll;           /* the sender's collective (enum collie_coll) */
-    char pad[3];
+    uint8_t vform;          /* 1: its v form (call_id.c) */
+    char pad[2];
     int32_t root;           /* the sender's root, datatype (collie_dtype_compact) and op */
     uint32_t dtype;         /* (collie_op_identity): what its call was, to name a mismatch */
     uint32_t op;
@@ -86,14 +87,16 @@ typedef struct collie_mem_ref {
 /* What a rank called, as far as every rank must agree (src/core/call_id.c): written into
  * the board's history at every start and compared when calls disagree. */
 typedef struct collie_call_id {
-    uint64_t bytes;         /* count * element size */
+    uint64_t bytes;         /* count * element size; v forms: a hash of the counts every
+                               rank passes (allgatherv, reduce_scatter), else 0 */
     uint32_t seq_plus1;     /* the call's sequence number on the team + 1 (0: none) */
     uint32_t check;         /* the call's hash (request.c call_hash, with the sequence) */
     int32_t root;
     uint32_t dtype;         /* collie_dtype_compact */
     uint32_t op;            /* collie_op_identity (0 for bcast and barrier) */
     uint8_t coll;
-    uint8_t pad[3];
+    uint8_t vform;          /* 1: the v form of coll */
+    uint8_t pad[2];
 } collie_call_id;
 _Static_assert(sizeof(collie_call_id) == 32, "call id is 32 bytes");
 #define COLLIE_CALL_HISTORY 4

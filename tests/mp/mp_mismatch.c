@@ -8,8 +8,11 @@
  * MODE: op (rank 0 SUM, the others MAX, int32 allreduce), op_prod (float32, SUM against
  * PROD), dtype (rank 0 int32, the others
  * float32, same size), bcast_root (rank 0 root 0, the others root 1), reduce_root (the
- * same for reduce).  After the call every rank runs one more allreduce (a mismatch left in
- * the channels shows there at the latest).
+ * same for reduce); issue 16's collectives: allgather_count and scan_count (rank 0 count
+ * + 1), gather_root, reduce_scatter_counts (rank 0's recvcounts[1] differs),
+ * gatherv_count (the root expects another count from rank 1), alltoallv_counts (rank 0
+ * sends rank 1 another count than it expects).  After the call every rank runs one more
+ * allreduce (a mismatch left in the channels shows there at the latest).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +35,32 @@ static uint64_t fnv(const void *p, size_t n) {
     return h;
 }
 
+/* The collectives of issue 16 (buffers of P·count + P int32): rank 0 passes other counts
+ * or another root than the others. */
+static int run_colls(const char *mode, int rank, size_t count, void *send, void *recv) {
+    collie_team_t *w = collie_world();
+    int P = collie_size(w);
+    size_t c = count + (rank == 0), counts[64], displs[64];
+    for (int j = 0; j < P && j < 64; j++) {
+        counts[j] = count + (rank == 0 && j == 1);   /* rank 0's view of rank 1 differs */
+        displs[j] = (size_t)j * (count + 1);
+    }
+    if (strcmp(mode, "allgather_count") == 0)
+        return collie_allgather(w, send, recv, c, COLLIE_INT32);
+    if (strcmp(mode, "scan_count") == 0)
+        return collie_scan(w, send, recv, c, COLLIE_INT32, COLLIE_SUM);
+    if (strcmp(mode, "gather_root") == 0)
+        return collie_gather(w, send, recv, count, COLLIE_INT32, rank == 0 ? 0 : 1);
+    if (strcmp(mode, "reduce_scatter_counts") == 0)
+        return collie_reduce_scatter(w, send, recv, counts, COLLIE_INT32, COLLIE_SUM);
+    if (strcmp(mode, "gatherv_count") == 0)   /* the root (0) expects count + 1 from rank 1 */
+        return collie_gatherv(w, send, count, recv, counts, displs, COLLIE_INT32, 0);
+    if (strcmp(mode, "alltoallv_counts") == 0)   /* rank 0 sends count + 1 to rank 1 */
+        return collie_alltoallv(w, send, counts, displs, recv, counts, displs, COLLIE_INT32);
+    fprintf(stderr, "unknown mode %s\n", mode);
+    exit(2);
+}
+
 static int run_call(const char *mode, int rank, size_t count, void *send, void *recv) {
     collie_team_t *w = collie_world();
     if (strcmp(mode, "op") == 0)
@@ -45,8 +74,7 @@ static int run_call(const char *mode, int rank, size_t count, void *send, void *
         return collie_bcast(w, recv, count, COLLIE_INT32, rank == 0 ? 0 : 1);
     if (strcmp(mode, "reduce_root") == 0)
         return collie_reduce(w, send, recv, count, COLLIE_INT32, COLLIE_SUM, rank == 0 ? 0 : 1);
-    fprintf(stderr, "unknown mode %s\n", mode);
-    exit(2);
+    return run_colls(mode, rank, count, send, recv);
 }
 
 static int rank_main(const char *mode, size_t count, const char *dir) {
@@ -56,7 +84,8 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
         return 1;
     }
     int rank = collie_rank(collie_world());
-    int32_t *send = malloc(count * 4 + 4), *recv = malloc(count * 4 + 4);
+    size_t room = ((size_t)collie_size(collie_world()) + 1) * (count + 2);
+    int32_t *send = calloc(room, 4), *recv = calloc(room, 4);
     for (size_t i = 0; i < count; i++) {
         send[i] = (int32_t)(i % 1000) + rank;
         recv[i] = (int32_t)(rank * 100 + i % 7);   /* bcast: every rank's own data */
@@ -91,6 +120,8 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
 static const char *expected_phrase(const char *mode) {
     return strncmp(mode, "op", 2) == 0  ? "the ops differ"
            : strcmp(mode, "dtype") == 0 ? "the datatypes differ"
+           : strstr(mode, "count")      ? "counts differ"
+           : strcmp(mode, "gather_root") == 0 ? "differ"   /* the root may meet the next call */
                                         : "roots";
 }
 
@@ -128,7 +159,9 @@ static int verify(const char *mode, int P, const char *dir, bool all) {
             /* A reduce leaves non-roots' buffers alone.  Ranks that both believe they are
              * the root of a bcast only send: without COLLIE_CHECK the mismatch may show
              * only where their messages are read, possibly in the next call. */
-            bool compare = strcmp(mode, "reduce_root") != 0 && (all || strcmp(mode, "bcast_root") != 0);
+            bool per_rank = strstr(mode, "count") || strcmp(mode, "gather_root") == 0;
+            bool compare = strcmp(mode, "reduce_root") != 0 && !per_rank &&
+                           (all || strcmp(mode, "bcast_root") != 0);
             if (compare && ok++ && h != ok_hash) {
                 printf("FAIL %s: rank %d returned OK with a result other OK ranks do not have\n", mode, r);
                 bad++;

@@ -180,6 +180,47 @@ static void self_test_reduce_bcast_barrier(void) {
     expect("barrier without causality", &a, t, "causality");
 }
 
+/* The checks of allgather … exscan: each broken schedule is caught with its reason. */
+static void self_test_colls(void) {
+    collie_coll_args a = call(COLL_ALLGATHER, 2, 1, 8);
+    team *t = team_new(2, 8);                   /* rank 1 forgets its own block */
+    for (int r = 0; r < 2; r++) {
+        sched_put(&t->s[r], 1 - r, SEND0, 8);
+        sched_recv(&t->s[r], 1 - r, sched_at(SBUF_RECV, 8 * (uint64_t)(1 - r)), 8);
+    }
+    sched_copy(&t->s[0], RECV0, SEND0, 8);
+    expect("allgather without the own block", &a, t, "is missing");
+    t = team_new(2, 8);                         /* blocks swapped on arrival */
+    for (int r = 0; r < 2; r++) {
+        sched_put(&t->s[r], 1 - r, SEND0, 8);
+        sched_recv(&t->s[r], 1 - r, sched_at(SBUF_RECV, 8 * (uint64_t)r), 8);
+    }
+    expect("allgather blocks swapped", &a, t, "does not hold element");
+    a = call(COLL_GATHER, 2, 1, 8);
+    t = team_new(2, 8);                         /* the non-root writes its RECV */
+    sched_copy(&t->s[1], RECV0, SEND0, 8);
+    expect("gather non-root writes RECV", &a, t, "may be NULL");
+    a = call(COLL_SCAN, 2, 1, 8);
+    t = team_new(2, 8);                         /* rank 0 gets x0 ∘ x1 */
+    for (int r = 0; r < 2; r++) {
+        sched_put(&t->s[r], 1 - r, SEND0, 8);
+        sched_ref two[2] = { r == 0 ? SEND0 : sched_in(0), r == 0 ? sched_in(1) : SEND0 };
+        sched_reduce(&t->s[r], RECV0, two, 2, 8);
+    }
+    expect("scan beyond the prefix", &a, t, "beyond the result's ranks");
+    a = call(COLL_EXSCAN, 2, 1, 8);
+    t = team_new(2, 8);
+    sched_copy(&t->s[0], RECV0, SEND0, 8);
+    sched_put(&t->s[0], 1, SEND0, 8);
+    sched_recv(&t->s[1], 0, RECV0, 8);
+    expect("exscan writes rank 0", &a, t, "untouched");
+    a = call(COLL_ALLGATHER, 2, 1, 8);
+    size_t c0[2] = { 1, 1 }, c1[2] = { 1, 2 }, d[2] = { 0, 1 };
+    collie_coll_v v[2] = { { c0, d, NULL, NULL, 1 }, { c1, d, NULL, NULL, 2 } };
+    a.v = v;
+    expect("allgatherv counts differ", &a, team_new(2, 8), "bad call arguments");
+}
+
 /* Removes the last operation (rounds may end empty: sched_round_begin keeps a trailing
  * empty round). */
 static bool drop_last_op(collie_schedule *s) {
@@ -230,8 +271,9 @@ static void self_test_mutations(void) {
 static void test_registry(void) {
     for (int coll = 0; coll < COLL_COUNT; coll++) {
         size_t n = collie_algorithm_count(coll);
-        check(n >= 1 && collie_algorithm_at(coll, n) == NULL, "%s: %zu algorithms",
-              collie_coll_name(coll), n);
+        check(n >= 1 && collie_algorithm_at(coll, n) == NULL,
+              "%s: %zu algorithms", collie_coll_name(coll), n);
+        check(strcmp(collie_coll_name(coll), "unknown") != 0, "collective %d has no name", coll);
         for (size_t i = 0; i < n; i++) {
             const collie_algorithm *alg = collie_algorithm_at(coll, i);
             check(alg && alg->coll == coll && alg->build && alg->summary && alg->name,
@@ -244,6 +286,8 @@ static void test_registry(void) {
           "out-of-range collective");
     check(strcmp(collie_coll_name(COLL_ALLREDUCE), "allreduce") == 0 &&
           strcmp(collie_coll_name(COLL_BARRIER), "barrier") == 0 &&
+          strcmp(collie_coll_name(COLL_REDUCE_SCATTER), "reduce_scatter") == 0 &&
+          strcmp(collie_coll_name(COLL_EXSCAN), "exscan") == 0 &&
           strcmp(collie_coll_name(99), "unknown") == 0, "collie_coll_name");
 }
 
@@ -362,31 +406,102 @@ static size_t dedupe_counts(int P, size_t *out) {
     return n;
 }
 
-/* All variants of (P, count) for one algorithm: in place, commutativity, roots. */
+/* ---- v forms: irregular counts (zeros included) and displacements with gaps ---------- */
+
+#define VMAX 300
+typedef struct vcall {
+    collie_coll_v v[VMAX];
+    size_t c[VMAX][VMAX], d[VMAX][VMAX], rc[VMAX][VMAX], rd[VMAX][VMAX];
+} vcall;
+
+static bool has_v(int coll) {
+    return coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER || coll == COLL_ALLTOALL ||
+           coll == COLL_GATHER || coll == COLL_SCATTER;
+}
+
+/* Block j's count: shared by every rank, or (alltoall) from rank r to rank j; symmetric
+ * when in place (the recv arrays serve both directions). */
+static size_t vcount(size_t c, int r, int j, bool symmetric) {
+    return symmetric ? (c + 3 * (size_t)(r + j)) % (c + 2)
+                     : (c + 3 * (size_t)r + 5 * (size_t)j) % (c + 2);
+}
+
+/* Displacements of counts for rank r: blocks in order (r even) or reversed, a one-element
+ * gap after every other block. */
+static void vdispls(int P, int r, const size_t *counts, size_t *displs) {
+    size_t at = 0;
+    for (int k = 0; k < P; k++) {
+        int j = r % 2 ? P - 1 - k : k;
+        displs[j] = at;
+        at += counts[j] + (size_t)((j + r) % 2);
+    }
+}
+
+static void vcall_make(vcall *vc, const collie_coll_args *a) {
+    int P = a->size;
+    bool a2a = a->coll == COLL_ALLTOALL, rooted = collie_coll_rooted(a->coll);
+    for (int r = 0; r < P; r++) {
+        collie_coll_v *v = &vc->v[r];
+        memset(v, 0, sizeof *v);
+        for (int j = 0; j < P; j++) {
+            vc->c[r][j] = vcount(a->count, a2a ? r : 0, j, a2a && a->in_place);
+            vc->rc[r][j] = vcount(a->count, j, r, a2a && a->in_place);
+        }
+        vdispls(P, r, vc->c[r], vc->d[r]);
+        vdispls(P, r + 1, vc->rc[r], vc->rd[r]);
+        bool arrays = !rooted || r == a->root;
+        v->counts = arrays ? vc->c[r] : NULL;
+        v->displs = arrays && a->coll != COLL_REDUCE_SCATTER ? vc->d[r] : NULL;
+        v->rcounts = a2a ? vc->rc[r] : NULL;
+        v->rdispls = a2a ? vc->rd[r] : NULL;
+        v->own = a2a ? 0 : vcount(a->count, 0, r, false);
+    }
+}
+
+/* The collectives of issue 16 beyond P = 16 get a thinner sweep (COLLIE_LONG_TESTS=1:
+ * the full one up to P = 64): counts 1 and P+1, the v form only at P = 31 and 64, one
+ * commutativity (non-commutative unless the algorithm needs a commutative op). */
+static bool long_tests;
+
+static bool thin(int coll, int P) {
+    return coll > COLL_BARRIER && P > 16 && !(long_tests && P <= 64);
+}
+
+/* All variants of (P, count) for one algorithm: in place, commutativity, roots, v form. */
 static void variants(const collie_algorithm *alg, int P, size_t count, sweep_stats *st) {
+    static vcall vc;
     size_t es = (P + count) % 2 ? 4 : 8;
     int roots[3] = { 0, P / 2, P - 1 };
-    bool rooted = alg->coll == COLL_REDUCE || alg->coll == COLL_BCAST;
-    bool has_op = alg->coll == COLL_ALLREDUCE || alg->coll == COLL_REDUCE;
-    for (int ip = 0; ip < (has_op ? 2 : 1); ip++)
-        for (int comm = has_op ? 0 : 1; comm < 2; comm++)
-            for (int ri = 0; ri < (rooted ? 3 : 1); ri++) {
-                if (ri > 0 && roots[ri] == roots[ri - 1])
-                    continue;
-                collie_coll_args a = call(alg->coll, P, count, es);
-                a.in_place = ip;
-                a.commutative = comm;
-                a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
-                a.root = roots[ri];
-                one(alg, a, st);
-                a.shared_memory = false;             /* decline check only */
-                a.idempotent = !a.idempotent;
-                const char *why;
-                bool ok = collie_algorithm_accepts(alg, &a, &why);
-                check(alg->accepts ? (needs_allow(alg->needs, &a) || !ok)
-                                   : ok == needs_allow(alg->needs, &a),
-                      "%s %s: accepts=%d without shm", collie_coll_name(a.coll), alg->name, ok);
-            }
+    bool rooted = collie_coll_rooted(alg->coll);
+    bool has_op = collie_coll_has_op(alg->coll), sparse = thin(alg->coll, P);
+    bool ip_ok = has_op || alg->coll > COLL_BARRIER;
+    bool vform = has_v(alg->coll) && P <= VMAX && (!sparse || P == 31 || P == 64);
+    int comm_from = !has_op ? 1 : sparse ? (alg->needs & ALGO_NEEDS_COMMUTATIVE) != 0 : 0;
+    int comm_to = sparse && has_op ? comm_from + 1 : 2;
+    for (int ip = 0; ip < (ip_ok ? 2 : 1); ip++)
+        for (int comm = comm_from; comm < comm_to; comm++)
+            for (int ri = 0; ri < (rooted ? 3 : 1); ri++)
+                for (int v = 0; v < (vform ? 2 : 1); v++) {
+                    if (ri > 0 && roots[ri] == roots[ri - 1])
+                        continue;
+                    collie_coll_args a = call(alg->coll, P, count, es);
+                    a.in_place = ip;
+                    a.commutative = comm;
+                    a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
+                    a.root = roots[ri];
+                    if (v) {
+                        vcall_make(&vc, &a);
+                        a.v = vc.v;
+                    }
+                    one(alg, a, st);
+                    a.shared_memory = false;             /* decline check only */
+                    a.idempotent = !a.idempotent;
+                    const char *why;
+                    bool ok = collie_algorithm_accepts(alg, &a, &why);
+                    check(alg->accepts ? (needs_allow(alg->needs, &a) || !ok)
+                                       : ok == needs_allow(alg->needs, &a),
+                          "%s %s: accepts=%d without shm", collie_coll_name(a.coll), alg->name, ok);
+                }
 }
 
 /* Which counts to try for P: the full list, or a few for large P. */
@@ -402,18 +517,30 @@ static size_t counts_for(int P, int which, size_t *out) {
 }
 
 static void sweep_sizes(const int *sizes, int nsizes, int which, sweep_stats *st) {
-    for (int coll = 0; coll < COLL_COUNT; coll++)
+    for (int coll = 0; coll < COLL_COUNT; coll++) {
+        clock_t t0 = clock();
         for (size_t i = 0; i < collie_algorithm_count(coll); i++)
-            for (int k = 0; k < nsizes; k++) {
+            for (int k = 0; k < nsizes && !(coll > COLL_BARRIER && sizes[k] > 300); k++) {
                 size_t counts[7];
                 size_t n = coll == COLL_BARRIER ? 1 : counts_for(sizes[k], which, counts);
+                if (thin(coll, sizes[k]) && which == COUNTS_ALL) {
+                    counts[0] = 1;
+                    counts[1] = (size_t)sizes[k] + 1;
+                    n = 2;
+                }
+                if (coll > COLL_BARRIER && which == COUNTS_TINY)
+                    n = 1;                      /* P = 256, 300: one element per block */
                 for (size_t c = 0; c < n; c++)
                     variants(collie_algorithm_at(coll, i), sizes[k],
                              coll == COLL_BARRIER ? 0 : counts[c], st);
             }
+        printf("  %s: %.1f s\n", collie_coll_name(coll), (double)(clock() - t0) / CLOCKS_PER_SEC);
+    }
 }
 
 static void sweep(void) {
+    const char *env = getenv("COLLIE_LONG_TESTS");
+    long_tests = env && strcmp(env, "1") == 0;
     sweep_stats st = { 0, 0 };
     int sizes[64], chains[] = { 256, 300 };    /* P > SCHED_MAX_SOURCES: flat chains */
     for (int P = 1; P <= 64; P++)
@@ -423,8 +550,7 @@ static void sweep(void) {
     sweep_sizes(chains, 2, COUNTS_TINY, &st);
     printf("sweep P=1..64, 256, 300: %ld schedules verified, %ld declined, %.1f s\n", st.runs,
            st.declined, (double)(clock() - t0) / CLOCKS_PER_SEC);
-    const char *env = getenv("COLLIE_LONG_TESTS");
-    if (!env || strcmp(env, "1") != 0)
+    if (!long_tests)
         return;
     int big[] = { 65, 96, 127, 128, 129, 200, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024 };
     st.runs = st.declined = 0;
@@ -439,6 +565,7 @@ int main(void) {
     self_test_association();
     self_test_access();
     self_test_reduce_bcast_barrier();
+    self_test_colls();
     self_test_mutations();
     test_registry();
     test_accepts();

@@ -112,8 +112,8 @@ static void test_bad(void) {
     expect_bad("{\"schema\": 1, \"schema\": 1}", 1, "duplicate key");
     expect_bad("{\"schema\": 1,\n \"rules\": [{\"coll\": \"allreduce\",\n \"op_class\": \"odd\", "
                "\"algorithm\": \"ring\"}]}", 3, "bad op_class \"odd\"");
-    expect_bad("{\"schema\": 1, \"rules\": [{\"coll\": \"gather\", \"algorithm\": \"x\"}]}", 1,
-               "unknown collective \"gather\"");
+    expect_bad("{\"schema\": 1, \"rules\": [{\"coll\": \"allgatherv\", \"algorithm\": \"x\"}]}", 1,
+               "unknown collective \"allgatherv\"");
     expect_bad("{\"schema\": 1, \"rules\": [{\"coll\": \"bcast\"}]}", 1, "needs \"algorithm\"");
     expect_bad("{\"schema\": 1, \"rules\": [{\"coll\": \"bcast\", \"p_min\": 5, \"p_max\": 2,"
                " \"algorithm\": \"chain\"}]}", 1, "p_min is larger");

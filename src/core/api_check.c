@@ -1,0 +1,273 @@
+/*
+ * api_check.c — the argument checks of every public collective (api.h): the team, the
+ * datatype and op, the root, counts that overflow, the v forms' arrays, COLLIE_IN_PLACE
+ * where MPI allows it, NULL buffers, and buffers mapped for the extents the call uses
+ * (coll_layout.c).  Each message names the function and the argument (the rank is
+ * prefixed by collie_fail).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/base.h"
+#include "core/api.h"
+#include "core/internal.h"
+#include "types/types.h"
+
+typedef collie_call call;
+
+/* The largest byte extent a call may name. */
+#define MAX_BYTES (SIZE_MAX >> 2)
+
+bool collie_call_in_place(const collie_call *c) {
+    if (c->coll == COLL_BCAST)
+        return true;
+    if (c->coll == COLL_SCATTER)
+        return c->recvbuf == COLLIE_IN_PLACE;
+    return c->sendbuf == COLLIE_IN_PLACE;
+}
+
+size_t collie_call_own(const collie_call *c, int rank) {
+    const collie_coll_v *v = c->v;
+    if (c->coll == COLL_ALLTOALL)
+        return 0;
+    if (c->coll == COLL_REDUCE_SCATTER || (collie_call_in_place(c) && v->counts))
+        return v->counts[rank];
+    return v->own;
+}
+
+/* Calls from this size on check that their buffers are mapped for the whole count (one
+ * msync(MS_ASYNC), which walks the mappings and writes nothing), so a count larger than
+ * the buffer is this rank's COLLIE_ERR_ARG, not a peer's failed read. */
+#define MAPPED_CHECK_BYTES (64u * 1024u)
+
+static int check_mapped(const call *c, const char *which, const void *buf, uint64_t bytes) {
+    if (bytes < MAPPED_CHECK_BYTES || !buf || buf == COLLIE_IN_PLACE)
+        return COLLIE_OK;
+    uintptr_t start = (uintptr_t)buf, end = start + bytes, lo = start & ~(uintptr_t)4095;
+    if (end < start)
+        return collie_fail(COLLIE_ERR_ARG, "%s: %s %p + %llu bytes wraps around the address "
+                           "space", c->fn, which, buf, (unsigned long long)bytes);
+    if (msync((void *)lo, end - lo, MS_ASYNC) == 0)
+        return COLLIE_OK;
+    return collie_fail(COLLIE_ERR_ARG, "%s: %s %p is not mapped for %llu bytes (%s of %s; a "
+                       "count larger than the buffer?)", c->fn, which, buf,
+                       (unsigned long long)bytes, c->v ? "the counts and displacements" : "the count",
+                       collie_dtype_name(c->dtype));
+}
+
+/* ---- the original four ------------------------------------------------------------------ */
+
+static int check_extent(const call *c, int rank) {
+    uint64_t bytes = (uint64_t)c->count * collie_dtype_size(c->dtype);
+    bool at_root = c->coll == COLL_ALLREDUCE || c->coll == COLL_BCAST || rank == c->root;
+    int st = c->coll == COLL_BCAST ? COLLIE_OK : check_mapped(c, "sendbuf", c->sendbuf, bytes);
+    if (!st && at_root)
+        st = check_mapped(c, c->coll == COLL_BCAST ? "buf" : "recvbuf", c->recvbuf, bytes);
+    return st;
+}
+
+static int check_buffers4(const call *c, int rank) {
+    if (c->count == 0)
+        return COLLIE_OK;
+    if (c->coll == COLL_BCAST && c->recvbuf == COLLIE_IN_PLACE)
+        return collie_fail(COLLIE_ERR_ARG, "%s: buf cannot be COLLIE_IN_PLACE (a broadcast "
+                           "is always in place)", c->fn);
+    if (c->coll == COLL_BCAST)
+        return c->recvbuf ? check_extent(c, rank) : collie_fail(COLLIE_ERR_ARG, "%s: buf is NULL", c->fn);
+    bool at_root = c->coll == COLL_ALLREDUCE || rank == c->root;
+    if (!c->sendbuf)
+        return collie_fail(COLLIE_ERR_ARG, "%s: sendbuf is NULL (use COLLIE_IN_PLACE to reduce "
+                           "in recvbuf)", c->fn);
+    if (c->sendbuf == COLLIE_IN_PLACE && !at_root)
+        return collie_fail(COLLIE_ERR_ARG, "%s: COLLIE_IN_PLACE is only valid at the root (%d)",
+                           c->fn, c->root);
+    if (at_root && !c->recvbuf)
+        return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf is NULL", c->fn);
+    if (c->recvbuf == COLLIE_IN_PLACE)
+        return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf cannot be COLLIE_IN_PLACE", c->fn);
+    return check_extent(c, rank);
+}
+
+/* ---- allgather … exscan ----------------------------------------------------------------- */
+
+/* The names of the v arrays in each function's signature: counts, displs, rcounts,
+ * rdispls (collie_coll_v), and of the own count. */
+typedef struct vnames {
+    const char *counts, *displs, *rcounts, *rdispls, *own;
+} vnames;
+
+static vnames names_of(int coll) {
+    vnames n = { "recvcounts", "displs", NULL, NULL, "sendcount" };
+    if (coll == COLL_SCATTER)
+        n = (vnames){ "sendcounts", "displs", NULL, NULL, "recvcount" };
+    if (coll == COLL_REDUCE_SCATTER)
+        n = (vnames){ "recvcounts", NULL, NULL, NULL, "recvcounts[rank]" };
+    if (coll == COLL_ALLTOALL)
+        n = (vnames){ "sendcounts", "sdispls", "recvcounts", "rdispls", NULL };
+    return n;
+}
+
+/* counts[j] and displs[j] + counts[j] stay below MAX_BYTES; the sum too (reduce_scatter). */
+static int check_array(const call *c, int P, const char *cn, const size_t *counts,
+                       const char *dn, const size_t *displs) {
+    size_t elem = collie_dtype_size(c->dtype), limit = MAX_BYTES / elem, total = 0;
+    if (!counts)
+        return collie_fail(COLLIE_ERR_ARG, "%s: %s is NULL", c->fn, cn);
+    if (dn && !displs)
+        return collie_fail(COLLIE_ERR_ARG, "%s: %s is NULL", c->fn, dn);
+    for (int j = 0; j < P; j++) {
+        size_t d = displs ? displs[j] : 0;
+        if (counts[j] > limit || d > limit - counts[j])
+            return displs ? collie_fail(COLLIE_ERR_ARG, "%s: %s[%d] = %zu at %s[%d] = %zu overflows "
+                                        "(%s, %zu bytes each)", c->fn, cn, j, counts[j], dn, j,
+                                        d, collie_dtype_name(c->dtype), elem)
+                          : collie_fail(COLLIE_ERR_ARG, "%s: %s[%d] = %zu overflows (%s, %zu "
+                                        "bytes each)", c->fn, cn, j, counts[j],
+                                        collie_dtype_name(c->dtype), elem);
+        if (!displs && (total += counts[j]) > limit)
+            return collie_fail(COLLIE_ERR_ARG, "%s: the sum of %s overflows (%s, %zu bytes "
+                               "each)", c->fn, cn, collie_dtype_name(c->dtype), elem);
+    }
+    return COLLIE_OK;
+}
+
+/* Which of the arrays this rank must pass (gatherv, scatterv: the root's only). */
+static int check_v(const call *c, int rank, int P) {
+    vnames n = names_of(c->coll);
+    const collie_coll_v *v = c->v;
+    bool in_place = collie_call_in_place(c);
+    bool arrays = !collie_coll_rooted(c->coll) || rank == c->root;
+    int st = COLLIE_OK;
+    if (c->coll == COLL_ALLTOALL) {
+        st = in_place ? COLLIE_OK : check_array(c, P, n.counts, v->counts, n.displs, v->displs);
+        return st ? st : check_array(c, P, n.rcounts, v->rcounts, n.rdispls, v->rdispls);
+    }
+    if (arrays && (st = check_array(c, P, n.counts, v->counts, n.displs, v->displs)) != COLLIE_OK)
+        return st;
+    if (c->coll == COLL_REDUCE_SCATTER || !arrays || in_place || v->own == v->counts[rank])
+        return COLLIE_OK;
+    return collie_fail(COLLIE_ERR_ARG, "%s: %s %zu differs from %s[%d] = %zu (this rank's own "
+                       "block)", c->fn, n.own, v->own, n.counts, rank, v->counts[rank]);
+}
+
+/* COLLIE_IN_PLACE only where MPI allows it. */
+static int check_in_place(const call *c, int rank) {
+    bool root = rank == c->root;
+    if (c->coll == COLL_SCATTER) {
+        if (c->sendbuf == COLLIE_IN_PLACE)
+            return collie_fail(COLLIE_ERR_ARG, "%s: sendbuf cannot be COLLIE_IN_PLACE (the root "
+                               "passes recvbuf = COLLIE_IN_PLACE to keep its block in sendbuf)", c->fn);
+        if (c->recvbuf == COLLIE_IN_PLACE && !root)
+            return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf = COLLIE_IN_PLACE is only valid at the "
+                               "root (%d)", c->fn, c->root);
+        return COLLIE_OK;
+    }
+    if (c->recvbuf == COLLIE_IN_PLACE)
+        return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf cannot be COLLIE_IN_PLACE (pass sendbuf "
+                           "= COLLIE_IN_PLACE)", c->fn);
+    if (c->coll == COLL_GATHER && c->sendbuf == COLLIE_IN_PLACE && !root)
+        return collie_fail(COLLIE_ERR_ARG, "%s: sendbuf = COLLIE_IN_PLACE is only valid at the "
+                           "root (%d)", c->fn, c->root);
+    return COLLIE_OK;
+}
+
+/* The call as a builder would see it (v: own count fixed, as api.c plans it). */
+static collie_coll_args args_of(const call *c, int rank, int P, collie_coll_v *v) {
+    collie_coll_args a;
+    memset(&a, 0, sizeof a);
+    a.coll = c->coll;
+    a.rank = rank;
+    a.size = P;
+    a.root = c->root;
+    a.count = c->count;
+    a.elem_size = collie_dtype_size(c->dtype);
+    a.bytes = (uint64_t)c->count * a.elem_size;
+    a.in_place = collie_call_in_place(c);
+    if (c->v) {
+        *v = *c->v;
+        v->own = collie_call_own(c, rank);
+        a.v = v;
+        a.count = v->own;
+        a.bytes = (uint64_t)a.count * a.elem_size;
+    }
+    return a;
+}
+
+/* NULL where the call uses bytes, and the extents mapped. */
+static int check_buffers(const call *c, int rank, int P) {
+    collie_coll_v v;
+    collie_coll_args a = args_of(c, rank, P, &v);
+    uint64_t send, recv;
+    collie_coll_buffer_bytes(&a, rank, &send, &recv);
+    bool send_used = send > 0 && !(a.in_place && c->coll != COLL_SCATTER);
+    bool recv_used = recv > 0 && !(a.in_place && c->coll == COLL_SCATTER) &&
+                     !(c->coll == COLL_EXSCAN && rank == 0);   /* rank 0's is not written */
+    if (send_used && !c->sendbuf)
+        return collie_fail(COLLIE_ERR_ARG, "%s: sendbuf is NULL but %llu bytes are to be sent",
+                           c->fn, (unsigned long long)send);
+    if (recv_used && !c->recvbuf)
+        return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf is NULL but %llu bytes are to be "
+                           "received", c->fn, (unsigned long long)recv);
+    int st = send_used ? check_mapped(c, "sendbuf", c->sendbuf, send) : COLLIE_OK;
+    if (!st && a.in_place && c->coll != COLL_SCATTER)
+        st = check_mapped(c, "recvbuf", c->recvbuf, send > recv ? send : recv);
+    else if (!st && recv_used)
+        st = check_mapped(c, "recvbuf", c->recvbuf, recv);
+    return st;
+}
+
+static int check_more(const call *c, int rank, int P) {
+    int st = c->v ? check_v(c, rank, P) : COLLIE_OK;
+    if (!st)
+        st = check_in_place(c, rank);
+    return st ? st : check_buffers(c, rank, P);
+}
+
+/* ---- every call ------------------------------------------------------------------------- */
+
+static int check_op(const call *c) {
+    if (!collie_coll_has_op(c->coll))
+        return COLLIE_OK;
+    if (!collie_op_valid(c->op))
+        return collie_fail(COLLIE_ERR_ARG, "%s: op is NULL or not a valid operation", c->fn);
+    int st = collie_op_check(c->op, c->dtype);
+    if (!st)
+        return COLLIE_OK;
+    char msg[600];
+    const char *m = collie_last_error(), *colon = strstr(m, ": ");
+    snprintf(msg, sizeof msg, "%s", strncmp(m, "rank ", 5) == 0 && colon ? colon + 2 : m);
+    return collie_fail(st, "%s: %s", c->fn, msg);
+}
+
+int collie_api_check(collie_team_t *team, const collie_call *c) {
+    int bad = collie_team_check(team, c->fn);
+    if (bad)
+        return bad;
+    if (team->failed)
+        return collie_fail(team->failed, "%s: the team failed earlier: %s", c->fn, team->fail_msg);
+    if (c->coll == COLL_BARRIER)
+        return COLLIE_OK;
+    if (!collie_dtype_valid(c->dtype))
+        return collie_fail(COLLIE_ERR_ARG, "%s: invalid datatype handle %llu", c->fn,
+                           (unsigned long long)c->dtype);
+    size_t elem = collie_dtype_size(c->dtype);
+    bool scaled = !c->v && (c->coll == COLL_ALLGATHER || c->coll == COLL_ALLTOALL ||
+                            c->coll == COLL_GATHER || c->coll == COLL_SCATTER ||
+                            c->coll == COLL_REDUCE_SCATTER);
+    size_t limit = MAX_BYTES / elem / (scaled ? (size_t)team->size : 1);
+    if (c->count > limit)
+        return collie_fail(COLLIE_ERR_ARG, "%s: count %zu of %s (%zu bytes each%s) overflows",
+                           c->fn, c->count, collie_dtype_name(c->dtype), elem,
+                           scaled ? ", one block per rank" : "");
+    int st = check_op(c);
+    if (st)
+        return st;
+    if (collie_coll_rooted(c->coll) && (c->root < 0 || c->root >= team->size))
+        return collie_fail(COLLIE_ERR_ARG, "%s: root %d is out of range for a team of %d ranks",
+                           c->fn, c->root, team->size);
+    if (c->coll <= COLL_BARRIER)
+        return check_buffers4(c, team->rank);
+    return check_more(c, team->rank, team->size);
+}
