@@ -1,17 +1,28 @@
 /* colls_sched.c — see colls_sched.h. */
 #include "algorithms/colls_sched.h"
 
-/* The v forms are served once the call carries their arrays (COLLS_SPEC.md); until then
- * every call is a block form. */
-bool cs_is_v(const collie_coll_args *a) {
-    (void)a;
-    return false;
+bool cs_is_v(const collie_coll_args *a) { return a->v != NULL; }
+
+static uint64_t off_of(const collie_coll_args *a, int buf, int j) {
+    uint64_t off, len;
+    if (j == a->size) {                       /* the end of the last block */
+        collie_coll_block(a, buf, j - 1, &off, &len);
+        return off + len;
+    }
+    collie_coll_block(a, buf, j, &off, &len);
+    return off;
 }
 
-uint64_t cs_recv_off(const collie_coll_args *a, int j) { return (uint64_t)j * a->bytes; }
-uint64_t cs_recv_len(const collie_coll_args *a, int j) { (void)j; return a->bytes; }
-uint64_t cs_send_off(const collie_coll_args *a, int j) { return (uint64_t)j * a->bytes; }
-uint64_t cs_send_len(const collie_coll_args *a, int j) { (void)j; return a->bytes; }
+static uint64_t len_of(const collie_coll_args *a, int buf, int j) {
+    uint64_t off, len;
+    collie_coll_block(a, buf, j, &off, &len);
+    return len;
+}
+
+uint64_t cs_recv_off(const collie_coll_args *a, int j) { return off_of(a, SBUF_RECV, j); }
+uint64_t cs_recv_len(const collie_coll_args *a, int j) { return len_of(a, SBUF_RECV, j); }
+uint64_t cs_send_off(const collie_coll_args *a, int j) { return off_of(a, SBUF_SEND, j); }
+uint64_t cs_send_len(const collie_coll_args *a, int j) { return len_of(a, SBUF_SEND, j); }
 
 void cs_put(collie_schedule *s, int peer, sched_ref src, uint64_t bytes) {
     if (bytes > 0)
