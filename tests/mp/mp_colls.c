@@ -8,9 +8,10 @@
  * in reverse order), in place and not, counts 0, 1, P-1, P, P+1, 1000, 40000, roots 0,
  * P-1 and P/2, int64 sums and a non-commutative user op (2×2 matrices mod 65521, rank order), the
  * three call forms (blocking, split-phase, persistent) and malloc or collie_alloc
- * buffers, mixed across ranks.  Then the misuse checks (mp_colls_misuse.c).
+ * buffers, mixed across ranks.  Then persistent requests started in different orders
+ * (mp_colls_porder.c) and the misuse checks (mp_colls_misuse.c).
  *
- * Usage: collie-run -n P mp_colls [sweep|misuse|all]   (COLLIE_LONG_TESTS=1: also
+ * Usage: collie-run -n P mp_colls [sweep|porder|misuse|all]   (COLLIE_LONG_TESTS=1: also
  * 300000 elements per block).  Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
  */
 #include <stdint.h>
@@ -389,9 +390,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mp_colls: needs P <= 64 and a user op (%s)\n", collie_last_error());
         return 1;
     }
-    if (strcmp(mode, "misuse") != 0)
+    if (strcmp(mode, "all") == 0 || strcmp(mode, "sweep") == 0)
         sweep(more);
-    if (!any_failed() && strcmp(mode, "sweep") != 0)
+    bool all = strcmp(mode, "all") == 0;
+    if (!any_failed() && (all || strcmp(mode, "porder") == 0))
+        failures += mp_colls_porder(team, rank, P);
+    if (!any_failed() && (all || strcmp(mode, "misuse") == 0))
         failures += mp_colls_misuse(team, rank, P);
     int total = failures;
     if (collie_allreduce(team, COLLIE_IN_PLACE, &total, 1, COLLIE_INT32, COLLIE_SUM) != COLLIE_OK)

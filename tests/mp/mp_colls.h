@@ -38,4 +38,8 @@ const char *mp_colls_fn(const mp_call *c);
  * between ranks.  Returns the number of failures (this rank). */
 int mp_colls_misuse(collie_team_t *team, int rank, int P);
 
+/* Persistent requests started in a different order on every rank (mp_colls_porder.c).
+ * Returns the number of failures (this rank). */
+int mp_colls_porder(collie_team_t *team, int rank, int P);
+
 #endif
