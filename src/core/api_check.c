@@ -1,12 +1,14 @@
 /*
  * api_check.c — the argument checks of every public collective (api.h): the team, the
- * datatype and op, the root, counts that overflow, the v forms' arrays, COLLIE_IN_PLACE
+ * datatype and op, the root, counts that overflow, the v forms' arrays (receive blocks
+ * that overlap), COLLIE_IN_PLACE
  * where MPI allows it, NULL buffers, and buffers mapped for the extents the call uses
  * (coll_layout.c).  Each message names the function and the argument (the rank is
  * prefixed by collie_fail).
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -133,6 +135,38 @@ static int check_array(const call *c, int P, const char *cn, const size_t *count
     return COLLIE_OK;
 }
 
+typedef struct span {
+    size_t from, to;     /* elements [from, to) */
+    int j;
+} span;
+
+static int by_start(const void *x, const void *y) {
+    const span *a = x, *b = y;
+    return a->from < b->from ? -1 : a->from > b->from;
+}
+
+/* The receive blocks (non-empty) must not overlap: two blocks written at once would leave
+ * either's data.  COLLIE_ERR_ARG naming both. */
+static int check_disjoint(const call *c, int P, const char *cn, const size_t *counts,
+                          const char *dn, const size_t *displs) {
+    span *s = malloc((size_t)P * sizeof *s);
+    int n = 0, st = COLLIE_OK;
+    if (!s)
+        return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory to check %s", c->fn, dn);
+    for (int j = 0; j < P; j++)
+        if (counts[j])
+            s[n++] = (span){ displs[j], displs[j] + counts[j], j };
+    qsort(s, (size_t)n, sizeof *s, by_start);
+    for (int k = 1; k < n && !st; k++)
+        if (s[k].from < s[k - 1].to)
+            st = collie_fail(COLLIE_ERR_ARG, "%s: the blocks of ranks %d and %d overlap in "
+                             "recvbuf (%s[%d] = %zu, %s[%d] = %zu, %s[%d] = %zu)", c->fn,
+                             s[k - 1].j, s[k].j, dn, s[k - 1].j, s[k - 1].from, cn, s[k - 1].j,
+                             s[k - 1].to - s[k - 1].from, dn, s[k].j, s[k].from);
+    free(s);
+    return st;
+}
+
 /* Which of the arrays this rank must pass (gatherv, scatterv: the root's only). */
 static int check_v(const call *c, int rank, int P) {
     vnames n = names_of(c->coll);
@@ -142,9 +176,14 @@ static int check_v(const call *c, int rank, int P) {
     int st = COLLIE_OK;
     if (c->coll == COLL_ALLTOALL) {
         st = in_place ? COLLIE_OK : check_array(c, P, n.counts, v->counts, n.displs, v->displs);
-        return st ? st : check_array(c, P, n.rcounts, v->rcounts, n.rdispls, v->rdispls);
+        st = st ? st : check_array(c, P, n.rcounts, v->rcounts, n.rdispls, v->rdispls);
+        return st ? st : check_disjoint(c, P, n.rcounts, v->rcounts, n.rdispls, v->rdispls);
     }
     if (arrays && (st = check_array(c, P, n.counts, v->counts, n.displs, v->displs)) != COLLIE_OK)
+        return st;
+    bool gathers = c->coll == COLL_ALLGATHER || c->coll == COLL_GATHER;
+    if (arrays && gathers && (st = check_disjoint(c, P, n.counts, v->counts, n.displs,
+                                                  v->displs)) != COLLIE_OK)
         return st;
     if (c->coll == COLL_REDUCE_SCATTER || !arrays || in_place || v->own == v->counts[rank])
         return COLLIE_OK;

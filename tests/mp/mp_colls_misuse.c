@@ -109,6 +109,13 @@ static void v_arrays(const mctx *m, int32_t *a, int32_t *b) {
          "sendcount", "sendcount 2 differs from recvcounts");
     one(m, collie_alltoallv(team, a, counts, displs, b, counts, NULL, COLLIE_INT32),
          "alltoallv NULL rdispls", "rdispls is NULL");
+    size_t same[64] = { 0 };                   /* every block at displacement 0 */
+    if (P > 1) {
+        one(m, collie_allgatherv(team, a, 1, b, counts, same, COLLIE_INT32), "allgatherv "
+            "overlapping blocks", "overlap");
+        one(m, collie_alltoallv(team, a, counts, displs, b, counts, same, COLLIE_INT32),
+            "alltoallv overlapping blocks", "overlap");
+    }
     one(m, collie_reduce_scatter(team, a, b, big, COLLIE_INT32, COLLIE_SUM), "reduce_scatter "
          "counts overflow", "overflows");
     if (rank == 0)
