@@ -58,6 +58,17 @@ extern const collie_algorithm collie_algo_gather_linear;
 extern const collie_algorithm collie_algo_scatter_linear;
 extern const collie_algorithm collie_algo_scan_linear;
 extern const collie_algorithm collie_algo_exscan_linear;
+extern const collie_algorithm collie_algo_allgather_ring;
+extern const collie_algorithm collie_algo_allgather_recursive_doubling;
+extern const collie_algorithm collie_algo_allgather_bruck;
+extern const collie_algorithm collie_algo_reduce_scatter_recursive_halving;
+extern const collie_algorithm collie_algo_reduce_scatter_ring;
+extern const collie_algorithm collie_algo_alltoall_pairwise;
+extern const collie_algorithm collie_algo_alltoall_bruck;
+extern const collie_algorithm collie_algo_gather_binomial;
+extern const collie_algorithm collie_algo_scatter_binomial;
+extern const collie_algorithm collie_algo_scan_recursive_doubling;
+extern const collie_algorithm collie_algo_exscan_recursive_doubling;
 
 static const collie_algorithm *const allreduce_algos[] = {
     &collie_algo_allreduce_recursive_doubling,
@@ -106,24 +117,35 @@ static const collie_algorithm *const barrier_algos[] = {
 
 static const collie_algorithm *const allgather_algos[] = {
     &collie_algo_allgather_flat,
+    &collie_algo_allgather_ring,
+    &collie_algo_allgather_recursive_doubling,
+    &collie_algo_allgather_bruck,
 };
 static const collie_algorithm *const reduce_scatter_algos[] = {
     &collie_algo_reduce_scatter_flat,
+    &collie_algo_reduce_scatter_recursive_halving,
+    &collie_algo_reduce_scatter_ring,
 };
 static const collie_algorithm *const alltoall_algos[] = {
     &collie_algo_alltoall_flat,
+    &collie_algo_alltoall_pairwise,
+    &collie_algo_alltoall_bruck,
 };
 static const collie_algorithm *const gather_algos[] = {
     &collie_algo_gather_linear,
+    &collie_algo_gather_binomial,
 };
 static const collie_algorithm *const scatter_algos[] = {
     &collie_algo_scatter_linear,
+    &collie_algo_scatter_binomial,
 };
 static const collie_algorithm *const scan_algos[] = {
     &collie_algo_scan_linear,
+    &collie_algo_scan_recursive_doubling,
 };
 static const collie_algorithm *const exscan_algos[] = {
     &collie_algo_exscan_linear,
+    &collie_algo_exscan_recursive_doubling,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -188,6 +210,7 @@ const collie_algorithm *collie_algorithm_find(int coll, const char *name) {
 /* The parameters an algorithm takes and their floors: a segment is at least a cache line
  * (ring_pipelined:segment=1 would make one chunk per byte: 23 s for 256 KiB). */
 typedef struct param_rule {
+    int coll;              /* the collective whose algorithm it is; -1: any of that name */
     const char *algo, *key;
     long long min;
     const char *floor_why;
@@ -195,19 +218,23 @@ typedef struct param_rule {
 
 #define CACHE_LINE 64
 static const param_rule param_rules[] = {
-    { "ring_pipelined", "segment", CACHE_LINE, "a cache line" },
-    { "chain", "segment", CACHE_LINE, "a cache line" },
-    { "mcast", "segment", CACHE_LINE, "a cache line" },
-    { "bruck", "n", 1, "one port" },
-    { "nway_dissemination", "n", 1, "one port" },
-    { "hierarchical", "node", 1, "one rank per node" },
+    { -1, "ring_pipelined", "segment", CACHE_LINE, "a cache line" },
+    { -1, "chain", "segment", CACHE_LINE, "a cache line" },
+    { -1, "mcast", "segment", CACHE_LINE, "a cache line" },
+    { COLL_ALLREDUCE, "bruck", "n", 1, "one port" },   /* not allgather/alltoall bruck */
+    { -1, "nway_dissemination", "n", 1, "one port" },
+    { -1, "hierarchical", "node", 1, "one rank per node" },
 };
 #define NPARAM_RULES (sizeof param_rules / sizeof param_rules[0])
 
-static void param_keys_of(const char *algo, char *out, size_t n) {
+static bool rule_of(const param_rule *r, const collie_algorithm *alg) {
+    return (r->coll < 0 || r->coll == alg->coll) && strcmp(r->algo, alg->name) == 0;
+}
+
+static void param_keys_of(const collie_algorithm *alg, char *out, size_t n) {
     out[0] = 0;
     for (size_t i = 0; i < NPARAM_RULES; i++)
-        if (strcmp(param_rules[i].algo, algo) == 0)
+        if (rule_of(&param_rules[i], alg))
             snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? ", " : "",
                      param_rules[i].key);
 }
@@ -216,10 +243,10 @@ int collie_algorithm_check_params(const collie_algorithm *alg, const collie_algo
     for (int k = 0; k < p->count; k++) {
         const param_rule *r = NULL;
         for (size_t i = 0; i < NPARAM_RULES && !r; i++)
-            if (strcmp(param_rules[i].algo, alg->name) == 0 && strcmp(param_rules[i].key, p->key[k]) == 0)
+            if (rule_of(&param_rules[i], alg) && strcmp(param_rules[i].key, p->key[k]) == 0)
                 r = &param_rules[i];
         char keys[128];
-        param_keys_of(alg->name, keys, sizeof keys);
+        param_keys_of(alg, keys, sizeof keys);
         if (!r)
             return collie_fail(COLLIE_ERR_ARG, "%s algorithm %s has no parameter '%s' (%s%s)",
                                collie_coll_name(alg->coll), alg->name, p->key[k],
