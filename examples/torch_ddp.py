@@ -20,7 +20,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import collie
 import collie.torch  # noqa: F401  (registers backend "collie")
 
-BATCH, D_IN, D_HID, STEPS, LR = 16, 64, 256, 30, 0.05
+BATCH, D_IN, D_HID, STEPS, LR = 16, 64, 256, 30, 0.02
 
 
 def free_port(world):

@@ -21,28 +21,26 @@ for _name in ("uint16", "uint32", "uint64"):   # torch >= 2.3 has them
         SUPPORTED.add(getattr(torch, _name))
 
 # torch.distributed.ReduceOp -> collie op name.  AVG is a sum divided afterwards.
-_OPS = [("SUM", "sum"), ("PRODUCT", "prod"), ("MIN", "min"), ("MAX", "max"),
-        ("BAND", "band"), ("BOR", "bor"), ("BXOR", "bxor"), ("AVG", "avg")]
+_OPS = {"SUM": "sum", "PRODUCT": "prod", "MIN": "min", "MAX": "max", "BAND": "band",
+        "BOR": "bor", "BXOR": "bxor", "AVG": "avg"}
 # On bool tensors (0/1 bytes): the logical meaning of each operation.
 _BOOL_OPS = {"sum": "bor", "max": "bor", "bor": "bor", "prod": "band", "min": "band",
              "band": "band", "bxor": "bxor"}
 
 
+_KINDS = {getattr(dist.ReduceOp.RedOpType, n): n for n in dist.ReduceOp.RedOpType.__members__}
+
+
 def _torch_name(op):
     """ReduceOp.MAX (or ReduceOp(ReduceOp.MAX)) -> "MAX"."""
-    kind = getattr(op, "op", op)
-    for name in dist.ReduceOp.RedOpType.__members__:
-        if kind == getattr(dist.ReduceOp.RedOpType, name):
-            return name
-    return str(op)
+    return _KINDS.get(getattr(op, "op", op), str(op))
 
 
 def op_name(op, fn):
     """(torch's name, collie's name) of a torch ReduceOp; CollieError for one collie lacks."""
     name = _torch_name(op)
-    for torch_name, collie_name in _OPS:
-        if name == torch_name:
-            return name, collie_name
+    if name in _OPS:
+        return name, _OPS[name]
     raise CollieError("collie backend: %s: ReduceOp.%s is not supported (collie has SUM, "
                       "PRODUCT, MIN, MAX, BAND, BOR, BXOR and AVG)" % (fn, name), -5)
 
