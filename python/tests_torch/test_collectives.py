@@ -149,6 +149,9 @@ def test_all_gather(pg, dtype):
     flat = torch.empty(P * 10, dtype=dtype)
     dist.all_gather_into_tensor(flat, xs[rank])
     assert torch.equal(flat, torch.cat([x.reshape(-1) for x in xs]))
+    empty = torch.empty(0, dtype=dtype)
+    dist.all_gather_into_tensor(empty, torch.empty(0, dtype=dtype))
+    assert empty.numel() == 0
 
 
 @pytest.mark.parametrize("op,dtype", cases(["SUM", "MAX", "AVG"],

@@ -14,7 +14,7 @@ collie.CollieError on the rank that gave it.
     reduce_scatter, -into-one        one ireduce per rank (block r reduced at root r)
 
 The last two are built from collie's rooted collectives until the C library has allgather
-and reduce-scatter of its own (_GATHER/_SCATTER below are where they plug in).  alltoall,
+and reduce-scatter of its own: _gather and _scatter below are where those plug in.  alltoall,
 gather, scatter and point-to-point raise CollieError (collie has none of them yet).
 """
 import torch.distributed as dist
@@ -139,7 +139,7 @@ class CollieProcessGroup(dist.ProcessGroup):
             plans.append(([prepare(o, "allgather", "output") for o in outs], src))
         for preps, src in plans:
             preps[rank].buf.reshape(-1).copy_(src.buf.reshape(-1))
-            reqs += [self._team.ibcast(p.buf, root=r) for r, p in enumerate(preps)]
+            reqs += self._gather([p.buf for p in preps])
             finish += [p.finish for p in preps]
         return CollieWork(reqs, finish, list(output_tensors), "allgather")
 
@@ -152,14 +152,20 @@ class CollieProcessGroup(dist.ProcessGroup):
                                            small.numel()), _BAD_ARG)
         prep = prepare(big, fn, what)
         flat = prep.buf.reshape(-1)
-        return prep, list(flat.split(flat.numel() // size))
+        n = flat.numel() // size
+        return prep, [flat[r * n:(r + 1) * n] for r in range(size)]
 
     def _allgather_base(self, output, input, opts=None):
         src = prepare(input, "all_gather_into_tensor", "input")
         prep, blocks = self._blocks(output, input, "all_gather_into_tensor", "output")
         blocks[self._team.rank].copy_(src.buf.reshape(-1))
-        reqs = [self._team.ibcast(b, root=r) for r, b in enumerate(blocks)]
-        return CollieWork(reqs, [prep.finish], [output], "all_gather_into_tensor")
+        return CollieWork(self._gather(blocks), [prep.finish], [output],
+                          "all_gather_into_tensor")
+
+    def _gather(self, blocks):
+        """Block r (this rank's own block already filled in) from rank r to every rank: one
+        ibcast per rank."""
+        return [self._team.ibcast(b, root=r) for r, b in enumerate(blocks)]
 
     all_gather_single = _allgather_base   # the name in newer torch
 
