@@ -78,7 +78,7 @@ direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_c
 
 /* ---- the driver ------------------------------------------------------------------------ */
 
-enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS };
+enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS, SLOTS };
 
 typedef struct peer_view {
     const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
@@ -142,6 +142,15 @@ static void post(collie_request_t *req) {
 }
 
 /* A chunk of this call from q in the channel means q runs another collective here. */
+/* Has q posted this very call (board)?  Then a message of it in q's channel is the slots
+ * path's (use_slots): q posted before it sent, so this load sees the post. */
+static bool posted_this_call(const collie_request_t *req, int q) {
+    const collie_board_entry *e = &req->team->tp->board[q];
+    uint64_t want = (uint64_t)req->call_seq + 1;
+    uint32_t ready = (uint32_t)atomic_load_explicit(&e->ready, memory_order_acquire);
+    return (int32_t)(ready - (uint32_t)want) >= 0 && e->check == req->check;
+}
+
 int direct_check_channel(collie_request_t *req, int q) {
     collie_transport *tp = req->team->tp;
     if (tp->discard && tp->discard[q])
@@ -151,7 +160,7 @@ int direct_check_channel(collie_request_t *req, int q) {
     if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
         return COLLIE_OK;
     const collie_slot_meta *m = collie_slot_meta_of(h);
-    if (m->call_seq != req->call_seq)
+    if (m->call_seq != req->call_seq || posted_this_call(req, q))
         return COLLIE_OK;
     collie_call_id theirs;
     collie_call_id_from_meta(m, h->check, &theirs);
@@ -325,24 +334,52 @@ static bool use_cells(const collie_request_t *req) {
     return false;
 }
 
-/* allreduce, reduce: all posted -> this rank's segment -> done -> all done (or the cells). */
+/* A call that would take the cells but is at most collie_cells.slots_max bytes runs the
+ * algorithm's schedule (build()) through the slots instead, as a schedule algorithm does:
+ * below ~1 MiB the cells' steps cost more than they save (docs/performance.md).  Every
+ * rank read the board before it starts (done), so none may post its next call before all
+ * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
+static bool use_slots(const collie_request_t *req) {
+    return req->args.bytes <= req->team->tp->cells->slots_max;
+}
+
+/* The slots path: the schedule, then what WAIT_DONE waits for (the caller's). */
+static int progress_slots(collie_request_t *req, direct_state *d) {
+    int st = collie_exec_progress(req);
+    if (st == COLLIE_OK)
+        d->phase = WAIT_DONE;
+    return st;
+}
+
+/* allreduce, reduce, once every rank posted: the path of this call, and its first move. */
+static int leave_ready_segments(collie_request_t *req, direct_state *d) {
+    int st;
+    if ((st = all_reached(req, true)) != COLLIE_OK || (st = check_calls(req)) != COLLIE_OK)
+        return st;
+    if (use_cells(req)) {
+        d->phase = use_slots(req) ? SLOTS : CELLS;
+        if (d->phase == SLOTS)
+            mark_done(req);
+        return COLLIE_OK;
+    }
+    map_peers(req, d);
+    if ((st = reduce_segment(req, d)) != COLLIE_OK)
+        return st;
+    mark_done(req);
+    d->phase = WAIT_DONE;
+    return COLLIE_OK;
+}
+
+/* allreduce, reduce: all posted -> this rank's segment -> done -> all done (or the cells,
+ * or the slots then all done). */
 static int progress_segments(collie_request_t *req, direct_state *d) {
     int st;
+    if (d->phase == WAIT_READY && (st = leave_ready_segments(req, d)) != COLLIE_OK)
+        return st;
     if (d->phase == CELLS)
         return cells_progress(req, d->cells);
-    if (d->phase == WAIT_READY) {
-        if ((st = all_reached(req, true)) != COLLIE_OK || (st = check_calls(req)) != COLLIE_OK)
-            return st;
-        if (use_cells(req)) {
-            d->phase = CELLS;
-            return cells_progress(req, d->cells);
-        }
-        map_peers(req, d);
-        if ((st = reduce_segment(req, d)) != COLLIE_OK)
-            return st;
-        mark_done(req);
-        d->phase = WAIT_DONE;
-    }
+    if (d->phase == SLOTS && (st = progress_slots(req, d)) != COLLIE_OK)
+        return st;
     return all_reached(req, false);
 }
 
@@ -402,38 +439,41 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
 }
 
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all. */
-static int progress_copy(collie_request_t *req, direct_state *d) {
+/* bcast, once the root posted (the root: at once): the path of this call. */
+static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
-    if (d->via_cells)
-        return progress_copy_cells(req, d);
-    if (req->args.rank == root) {
-        if (d->phase == WAIT_READY) {
-            if (use_cells(req)) {
-                d->phase = CELLS;
-                d->via_cells = true;
-                return progress_copy_cells(req, d);
-            }
-            mark_done(req);
-            d->phase = WAIT_DONE;
-        }
-        return (st = all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
-    }
-    if (d->phase == WAIT_READY) {
+    bool is_root = req->args.rank == root;
+    if (!is_root) {
         if (!reached(req, root, true))
             return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
         if (req->team->tp->board[root].check != req->check)
             return posted_other(req, root, "posted");
-        if (use_cells(req)) {
-            d->phase = CELLS;
-            d->via_cells = true;
-            return progress_copy_cells(req, d);
-        }
-        if ((st = copy_from_root(req)) != COLLIE_OK)
-            return st;
-        mark_done(req);
-        d->phase = WAIT_DONE;
     }
+    if (use_cells(req)) {
+        d->phase = use_slots(req) ? SLOTS : CELLS;
+        d->via_cells = d->phase == CELLS;
+        if (d->phase == SLOTS)
+            mark_done(req);
+        return COLLIE_OK;
+    }
+    if (!is_root && (st = copy_from_root(req)) != COLLIE_OK)
+        return st;
+    mark_done(req);
+    d->phase = WAIT_DONE;
     return COLLIE_OK;
+}
+
+static int progress_copy(collie_request_t *req, direct_state *d) {
+    int st;
+    if (d->phase == WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
+        return st;
+    if (d->via_cells)
+        return progress_copy_cells(req, d);
+    if (d->phase == SLOTS && (st = progress_slots(req, d)) != COLLIE_OK)
+        return st;
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    return (st = all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
 }
 
 static int driver_progress(collie_request_t *req) {

@@ -412,6 +412,25 @@ static int poll_once(collie_team_t *team, collie_request_t *req) {
     return st;
 }
 
+/* Did the team's head request move since *mark (then *mark is updated)?  A wait spins
+ * for spin_ns and yields max_yields times after the last progress, not after its start:
+ * a long call (a large message in steps) would otherwise sleep at every step once its
+ * first spin_ns had passed, and pay a futex wake-up per step. */
+typedef struct progress_mark {
+    const collie_request_t *head;
+    uint64_t moves;
+} progress_mark;
+
+static bool moved_since(const collie_team_t *team, progress_mark *mark) {
+    const collie_request_t *h = team->head;
+    uint64_t moves = h ? h->moves : 0;
+    if (h == mark->head && moves == mark->moves)
+        return false;
+    mark->head = h;
+    mark->moves = moves;
+    return true;
+}
+
 /* Waits for req as collie_test does; returns with wakes still to flush. */
 static int test_unflushed(collie_request_t *req, int timeout_ms) {
     collie_team_t *team = req->team;
@@ -424,8 +443,13 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
     uint64_t start = collie_now_ns(), last_check = start;
     uint64_t until = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000ull;
     int yields = 0;
+    progress_mark mark = { team->head, team->head ? team->head->moves : 0 };
     for (;;) {
         uint64_t now = collie_now_ns();
+        if (moved_since(team, &mark)) {
+            start = now;
+            yields = 0;
+        }
         if ((st = watch_stall(team, now)) != COLLIE_OK)
             return st;
         if (now - last_check > 100000000ull) {

@@ -265,6 +265,7 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
     cells.kernel_min = size > 1 ? collie_shm_measure_kernel_min() : UINT64_MAX;
+    cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", 1 << 20);
     im->hdr->cells = cells;
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
     return COLLIE_OK;

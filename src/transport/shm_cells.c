@@ -122,6 +122,7 @@ int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_co
     c->check = (uint32_t *)(region + ctrl);
     c->data = region + ctrl + check;
     c->kernel_min = cfg->kernel_min;
+    c->slots_max = cfg->slots_max;
     tp->cells = c;
     return COLLIE_OK;
 }

@@ -11,6 +11,7 @@ typedef struct shm_cells_config {
     uint32_t ncells;        /* 0: no cells */
     uint64_t cell_bytes;
     uint64_t kernel_min;    /* see collie_cells.kernel_min */
+    uint64_t slots_max;     /* see collie_cells.slots_max */
 } shm_cells_config;
 
 /* Cells per rank and their size from the environment, bounded per job. */

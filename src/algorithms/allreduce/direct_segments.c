@@ -20,9 +20,13 @@
  *   any op (rank order, exactly once per element, the same bits on every rank).
  * Cost: T ≈ 2·t_sync + n·(1 + 1/P)·β_mem + n/P·(P−1)·γ  (memory bandwidth β_mem per
  *   rank; no α per message).  build() gives the same data flow as messages (a flat
- *   reduce-scatter + allgather) for the verifier and the simulator.
+ *   reduce-scatter + allgather) for the verifier and the simulator; at P = 2 allreduce
+ *   `flat`'s schedule (the same bytes in one round).  A call of at most
+ *   COLLIE_SHM_SLOTS_MAX bytes whose buffers are not all mapped runs this schedule through
+ *   the slots (direct_access.c).
  */
 #include "algorithms/direct_access.h"
+#include "algorithms/flat_reduce.h"
 
 /* ---- the schedule (verifier, simulator): flat reduce-scatter + allgather ---------------- */
 
@@ -30,6 +34,12 @@ void direct_schedule_allreduce(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank;
+    if (P == 2) {   /* allreduce `flat`: the same bytes as below, in one round */
+        sched_round_begin(s);
+        sched_put(s, 1 - me, sched_at(SBUF_SEND, 0), a->bytes);
+        flat_reduce_all(s, a);
+        return;
+    }
     direct_segment mine = direct_schedule_reduce_scatter(s, a, false);
     sched_round_begin(s);
     for (int i = 1; i < P && mine.bytes; i++)

@@ -17,14 +17,24 @@
  *   at most 255 ranks; any op (rank order, exactly once per element).
  * Cost: T ≈ 2·t_sync + n·(1 + 1/P)·β_mem + n/P·(P−1)·γ.  build() gives the same data flow
  *   as messages (a flat reduce-scatter, then a gather to the root) for the verifier and the
- *   simulator.
+ *   simulator; at P = 2 reduce `flat`'s schedule (the non-root's input to the root), the
+ *   same bytes in one round.  A call of at most COLLIE_SHM_SLOTS_MAX bytes whose buffers
+ *   are not all mapped runs this schedule through the slots (direct_access.c).
  */
 #include "algorithms/direct_access.h"
+#include "algorithms/flat_reduce.h"
 
 void direct_schedule_reduce(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank, root = a->root;
+    if (P == 2) {
+        if (me != root)
+            sched_put(s, root, sched_at(SBUF_SEND, 0), a->bytes);
+        else
+            flat_reduce_all(s, a);
+        return;
+    }
     direct_segment mine = direct_schedule_reduce_scatter(s, a, me != root);
     sched_round_begin(s);
     if (me != root && mine.bytes)
