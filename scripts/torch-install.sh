@@ -7,9 +7,10 @@
 # may be unreachable), and importing it loads the CUDA libraries it is linked to even on a
 # machine without a GPU.  So this installs torch with --no-deps plus exactly the NVIDIA
 # wheels holding those libraries (not triton, cusolver, cuda-bindings, ...) and torch's
-# pure-Python dependencies.  Measured on Debian 12 (Python 3.11): 2.3 GB of wheels (torch
-# 0.54 GB, cudnn 0.52, cublas 0.40, ...), about 30 s to download and 65 s to install; the
-# venv then takes 4 GB.  That is why the torch tests are opt-in (COLLIE_TORCH_TESTS=1).
+# pure-Python dependencies.  Measured on Debian 12 (Python 3.11, a loaded 2-core machine):
+# 2.3 GB of wheels (torch 0.54 GB, cudnn 0.52, cublas 0.40, ...), 200 s from scratch
+# (download and install), 50 s with the wheels cached; the venv then takes 4 GB.  That is why
+# the torch tests are opt-in (COLLIE_TORCH_TESTS=1).
 # Versions are pinned: torch and the CUDA libraries it was built against.
 set -euo pipefail
 venv=${1:?usage: torch-install.sh VENV}
