@@ -74,7 +74,7 @@ def test_all_reduce_views(pg):
     assert (base[:, [0, 1, 3]] == -1).all()
 
 
-def test_all_reduce_bool_complex_zero(pg):
+def test_all_reduce_bool_complex_empty_scalar(pg):
     rank, P = dist.get_rank(), size()
     flags = [(torch.arange(8) + r) % 3 == 0 for r in range(P)]
     for op, ref in [(dist.ReduceOp.MAX, torch.logical_or), (dist.ReduceOp.MIN, torch.logical_and),
@@ -93,6 +93,9 @@ def test_all_reduce_bool_complex_zero(pg):
     empty = torch.empty(0)
     dist.all_reduce(empty)
     assert empty.numel() == 0
+    scalar = torch.tensor(float(rank + 1), dtype=torch.float64)   # 0-dimensional
+    dist.all_reduce(scalar)
+    assert scalar.dim() == 0 and scalar.item() == P * (P + 1) / 2
 
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int64, torch.uint8, torch.float16,

@@ -20,7 +20,7 @@ gather, scatter and point-to-point raise CollieError (collie has none of them ye
 import torch.distributed as dist
 
 from .._errors import CollieError
-from ._tensors import check_same, prepare, reduction_for
+from ._tensors import check_same, export, prepare, reduction_for
 from ._work import CollieWork
 
 _UNSUPPORTED = -5
@@ -92,9 +92,15 @@ class CollieProcessGroup(dist.ProcessGroup):
         finish = []
         for p, name in zip(preps, names):
             finish += self._avg(name, p) + [p.finish]
-        reqs = [self._team.iallreduce(p.buf, out=p.buf, op=self._op(name))
+        reqs = [self._allreduce_one(export(p.buf), self._op(name))
                 for p, name in zip(preps, names)]
         return CollieWork(reqs, finish, tensors, fn)
+
+    def _allreduce_one(self, x, op):
+        return self._team.iallreduce(x, out=x, op=op)
+
+    def _reduce_one(self, x, root, at_root, op):
+        return self._team.ireduce(x, root=root, out=x if at_root else None, op=op)
 
     def reduce(self, tensors, opts=None):
         tensors = _single(tensors, "reduce")
@@ -106,8 +112,8 @@ class CollieProcessGroup(dist.ProcessGroup):
         finish = []
         for p, name in zip(preps, names):
             finish += (self._avg(name, p) + [p.finish]) if at_root else []
-        reqs = [self._team.ireduce(p.buf, root=root, out=p.buf if at_root else None,
-                                   op=self._op(name)) for p, name in zip(preps, names)]
+        reqs = [self._reduce_one(export(p.buf), root, at_root, self._op(name))
+                for p, name in zip(preps, names)]
         return CollieWork(reqs, finish, tensors, "reduce")
 
     # -- data movement ---------------------------------------------------------------------
@@ -116,7 +122,7 @@ class CollieProcessGroup(dist.ProcessGroup):
         tensors = _single(tensors, "broadcast")
         root = self._root(opts, "broadcast")
         preps = [prepare(t, "broadcast", "tensor") for t in tensors]
-        reqs = [self._team.ibcast(p.buf, root=root) for p in preps]
+        reqs = [self._team.ibcast(export(p.buf), root=root) for p in preps]
         return CollieWork(reqs, [p.finish for p in preps], tensors, "broadcast")
 
     def barrier(self, opts=None):
@@ -165,7 +171,7 @@ class CollieProcessGroup(dist.ProcessGroup):
     def _gather(self, blocks):
         """Block r (this rank's own block already filled in) from rank r to every rank: one
         ibcast per rank."""
-        return [self._team.ibcast(b, root=r) for r, b in enumerate(blocks)]
+        return [self._team.ibcast(export(b), root=r) for r, b in enumerate(blocks)]
 
     all_gather_single = _allgather_base   # the name in newer torch
 
@@ -195,7 +201,8 @@ class CollieProcessGroup(dist.ProcessGroup):
     def _scatter(self, blocks, out, name):
         """Block r of every rank reduced into out at rank r: one ireduce per rank."""
         rank = self._team.rank
-        return [self._team.ireduce(b, root=r, out=out if r == rank else None,
+        out = export(out)
+        return [self._team.ireduce(export(b), root=r, out=out if r == rank else None,
                                    op=self._op(name)) for r, b in enumerate(blocks)]
 
     def _reduce_scatter_base(self, output, input, opts=None):

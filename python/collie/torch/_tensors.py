@@ -1,7 +1,7 @@
 """Tensors and reduction operations of torch.distributed as collie sees them.
 
-A CPU tensor reaches collie through DLPack without a copy (its storage is read and written
-in place).  What collie has no datatype for is mapped onto one it has, never copied:
+A CPU tensor reaches collie without a copy (its storage is read and written in place):
+as a numpy view, or through DLPack for bfloat16.  What collie has no datatype for is mapped onto one it has, never copied:
 bool -> uint8 (reductions become bitwise and/or/xor of 0/1), complex -> its real view
 (float pairs; only elementwise sum/avg are meaningful on it).  A non-contiguous tensor goes
 through a contiguous copy that is written back when the operation completes.
@@ -60,6 +60,24 @@ class Prepared:
     def finish(self):
         if self.contig is not self.tensor:
             self.tensor.copy_(self.contig)
+
+
+def _numpy_works():
+    try:
+        torch.zeros(1).numpy()
+        return True
+    except Exception:   # a torch without numpy support: DLPack for everything
+        return False
+
+
+_NUMPY = _numpy_works()
+
+
+def export(t):
+    """What collie is given for tensor t (contiguous, a collie dtype): a numpy view of it
+    (collie's fastest path, about 5 us less per call than DLPack) or, for bfloat16 (numpy
+    has no such dtype), the tensor itself through DLPack.  Both share t's memory."""
+    return t.numpy() if _NUMPY and t.dtype != torch.bfloat16 else t
 
 
 def _check_device(t, fn, what):
