@@ -1,6 +1,8 @@
 """torch.distributed on backend "collie": every collective, dtype and operation against a
 reference each rank computes from every rank's known input (conftest.reference)."""
+import datetime
 import os
+import time
 
 import pytest
 import torch
@@ -170,3 +172,30 @@ def test_reduce_scatter(pg, op, dtype):
     dist.reduce_scatter_tensor(out2, torch.cat(blocks[rank]), op=getattr(dist.ReduceOp, op))
     assert torch.equal(out2, expect)
 
+
+
+def test_work_timeout_then_completes(pg):
+    """Rank 0 starts a broadcast the others join 1 s later: its wait with a 50 ms timeout
+    raises COLLIE_TIMEOUT and leaves the work active; is_completed() is False until the
+    others join; the next wait() completes it with the right data."""
+    if size() < 2:
+        pytest.skip("needs a rank that joins late")
+    rank = dist.get_rank()
+    src = torch.arange(6, dtype=torch.int32) * 3
+    if rank == 0:
+        t = src.clone()
+        w = dist.broadcast(t, src=0, async_op=True)
+        b = torch.zeros(6, dtype=torch.int32)
+        w2 = dist.broadcast(b, src=1, async_op=True)     # rank 1 sends only after its sleep
+        with pytest.raises(collie.CollieError, match="did not complete within 50 ms") as e:
+            w2.wait(timeout=datetime.timedelta(milliseconds=50))
+        assert e.value.status == 1 and not w2.is_completed()
+        assert w2.wait() and w.wait()
+        assert torch.equal(b, src + 1)
+    else:
+        time.sleep(1.0)
+        t = torch.zeros(6, dtype=torch.int32)
+        dist.broadcast(t, src=0)
+        b = src + 1 if rank == 1 else torch.zeros(6, dtype=torch.int32)
+        dist.broadcast(b, src=1)
+        assert torch.equal(t, src) and torch.equal(b, src + 1)
