@@ -46,6 +46,7 @@ class BuildCollie(build_ext):
         shutil.copy2(os.path.realpath(os.path.join(bdir, "libcollie.so")),
                      os.path.join(libdir, "libcollie.so"))
         shutil.copy2(os.path.join(bdir, "collie-run"), os.path.join(libdir, "collie-run"))
+        shutil.copy2(os.path.join(bdir, "libcollie_heap.so"), os.path.join(libdir, "libcollie_heap.so"))
         for lib in glob.glob(os.path.join(bdir, "lib", "*", "libcollie_mpi.so")):
             flavour = os.path.basename(os.path.dirname(lib))
             os.makedirs(os.path.join(libdir, flavour))

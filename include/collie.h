@@ -70,6 +70,25 @@ collie_team_t *collie_world(void);
 int collie_rank(const collie_team_t *team);
 int collie_size(const collie_team_t *team);
 
+/* Sub-teams, collective over the parent team (every rank of `team` calls the same one, in
+ * the same order as its other collectives on `team`), with MPI_Comm_split's rules:
+ *  - collie_team_split: the ranks that give the same color form one new team, ordered by
+ *    key, then by their rank in `team`; a negative color (COLLIE_UNDEFINED) joins no team
+ *    and gets *newteam = NULL.
+ *  - collie_team_dup: a new team of the same ranks in the same order (its collectives
+ *    never match those of `team`).
+ *  - collie_team_free: frees a team made by split or dup and sets *team = NULL; collective
+ *    over that team.  COLLIE_ERR_ARG for the world, for a team of an MPI communicator
+ *    (MPI_Comm_free frees it), for a freed or unknown handle, and while requests made on
+ *    the team are not freed yet (collie_request_free them first).
+ * A sub-team has its own transport (collie-run: a shared-memory segment of its own; under
+ * libcollie_mpi: the communicator of PMPI_Comm_split/dup) and runs every call a world
+ * does, collie_alloc included.  Sub-teams still live at collie_finalize are freed by it. */
+#define COLLIE_UNDEFINED (-1)
+int collie_team_split(collie_team_t *team, int color, int key, collie_team_t **newteam);
+int collie_team_dup(collie_team_t *team, collie_team_t **newteam);
+int collie_team_free(collie_team_t **team);
+
 /* ---- datatypes ----------------------------------------------------------------------
  * A datatype is an integer handle.  Built-in types are the constants below; an opaque
  * element of n bytes (for user-defined operations only) is collie_dtype_bytes(n). */

@@ -1,6 +1,6 @@
 /* collie-run.c — launcher: starts P ranks of a program on this machine.
  *
- *   collie-run -n P [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]
+ *   collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]
  *
  * Every rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,
  * COLLIE_JOB (unique id, [A-Za-z0-9-]) and COLLIE_LAUNCHER=collie-run.  All ranks share one
@@ -45,6 +45,7 @@
 #include "collie_run_args.h"
 #include "tool_version.h"
 #include "collie_run_tag.h"
+#include "collie_run_heap.h"
 
 #define RUN_GRACE_S 2.0
 #define RUN_DRAIN_S 1.0
@@ -509,6 +510,8 @@ int main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &job.opt);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
+    if (run_heap_setup(&job.opt) != 0)
+        return 2;
     if (job_init(&job) != 0)
         return 1;
     launch(&job);

@@ -16,15 +16,18 @@ typedef struct {
     long nranks;      /* 0 = not given */
     double timeout;   /* seconds; 0 = none */
     int tag_output;
+    int shared_heap;  /* --shared-heap (or COLLIE_SHARED_HEAP=1): preload libcollie_heap.so */
     char **argv;      /* PROGRAM ARGS... (NULL-terminated, from main's argv) */
 } run_opts;
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: collie-run -n P [--timeout S] [--tag-output] [--] PROGRAM [ARGS...]\n"
+            "usage: collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]\n"
             "  -n, -np P        number of ranks to start (1..%d)\n"
             "  --timeout S      kill the job after S seconds (fractional allowed), exit 124\n"
             "  --tag-output     prefix every output line with \"[rank] \"\n"
+            "  --shared-heap    preload libcollie_heap.so: large malloc buffers come from\n"
+            "                   shared memory peers map (also COLLIE_SHARED_HEAP=1)\n"
             "  -h, --help       show this help\n"
             "  --version        print the version and exit\n",
             RUN_MAX_RANKS);
@@ -65,6 +68,10 @@ static int parse_option(int argc, char **argv, int *i, run_opts *o) {
         return usage_error("missing value for option", a);
     if (!strcmp(a, "--tag-output")) {
         o->tag_output = 1;
+        return 0;
+    }
+    if (!strcmp(a, "--shared-heap")) {
+        o->shared_heap = 1;
         return 0;
     }
     if (!strcmp(a, "--timeout"))

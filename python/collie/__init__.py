@@ -8,6 +8,8 @@ any object with the buffer protocol, or a CPU tensor with ``__dlpack__`` — wit
     world.bcast(x, root=0)         # in place
     r = world.reduce(x, root=0)    # the array at the root, None elsewhere
     req = world.iallreduce(x, out=y); req.test(timeout_ms=0); req.wait()
+    sub = world.split(color, key)  # a new Team (None for a negative color); sub.free()
+    with world.dup() as d: ...     # freed at the end of the block
     collie.finalize()
 
 Errors raise collie.CollieError (message and status of the C library).
@@ -18,7 +20,10 @@ from ._errors import CollieError, status_name
 from ._helpers import Op, install as _install_helpers
 from . import _collie, _library
 
-__all__ = ["init", "finalize", "world", "CollieError", "Op", "Team", "Request", "version"]
+__all__ = ["init", "finalize", "world", "CollieError", "Op", "Team", "Request", "version",
+           "UNDEFINED"]
+
+UNDEFINED = -1   # a color that joins no team: Team.split(UNDEFINED) returns None
 
 Team = _collie.Team
 Request = _collie.Request

@@ -10,7 +10,10 @@ long pyc_active_requests;
 int pyc_team_live(const pyc_team *t, const char *fn) {
     if (t->team && t->generation == pyc_generation)
         return 1;
-    pyc_raise(COLLIE_ERR_ARG, "%s: this team is gone (collie.finalize() was called)", fn);
+    if (t->generation == pyc_generation)
+        pyc_raise(COLLIE_ERR_ARG, "%s: this team was freed (Team.free())", fn);
+    else
+        pyc_raise(COLLIE_ERR_ARG, "%s: this team is gone (collie.finalize() was called)", fn);
     return 0;
 }
 

@@ -27,9 +27,10 @@ typedef struct {
 /* The team a Python Team object stands for; NULL with CollieError set after finalize. */
 typedef struct {
     PyObject_HEAD
-    collie_team_t *team;
+    collie_team_t *team;     /* NULL once freed (Team.free()) */
     int rank, size;
     unsigned long generation;
+    int sub;                 /* made by split()/dup(): free() frees it */
 } pyc_team;
 
 extern PyTypeObject pyc_team_type;
@@ -50,5 +51,11 @@ PyObject *pyc_call_run(pyc_team *t, pyc_call *c);
 /* Starts c split-phase; returns a Request owning c, or NULL (c released). */
 PyObject *pyc_call_start(pyc_team *t, pyc_call *c);
 PyObject *pyc_team_new(collie_team_t *team);
+/* split / dup / free / the context manager (team_split.c). */
+PyObject *pyc_team_split(pyc_team *t, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *pyc_team_dup(pyc_team *t, PyObject *unused);
+PyObject *pyc_team_free(pyc_team *t, PyObject *unused);
+PyObject *pyc_team_enter(pyc_team *t, PyObject *unused);
+PyObject *pyc_team_exit(pyc_team *t, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -22,6 +22,9 @@ typedef struct {
     collie_team_t *(*world)(void);
     int (*rank)(const collie_team_t *);
     int (*size)(const collie_team_t *);
+    int (*team_split)(collie_team_t *, int, int, collie_team_t **);
+    int (*team_dup)(collie_team_t *, collie_team_t **);
+    int (*team_free)(collie_team_t **);
     const char *(*strerror)(int);
     const char *(*last_error)(void);
     const char *(*version)(void);

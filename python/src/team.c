@@ -5,7 +5,7 @@
  *   bcast(x, root=0)                        -> x (in place)
  *   barrier()
  *   iallreduce / ireduce / ibcast / ibarrier (same arguments) -> collie.Request
- *   split(color, key=0)                     -> not in the C library yet (issue 16)
+ *   split(color, key=0) -> Team or None, dup() -> Team, free(), with-block: team_split.c
  */
 #include "call.h"
 
@@ -67,22 +67,13 @@ static PyObject *t_ibcast(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObjec
 static PyObject *t_barrier(pyc_team *t, PyObject *unused) { return barrier(t, "barrier", 0); }
 static PyObject *t_ibarrier(pyc_team *t, PyObject *unused) { return barrier(t, "ibarrier", 1); }
 
-static PyObject *t_split(pyc_team *t, PyObject *const *a, Py_ssize_t n, PyObject *kw) {
-    static const char *const names[] = { "color", "key" };
-    PyObject *v[2];
-    if (pyc_parse("split", a, n, kw, names, 2, 1, v) || !pyc_team_live(t, "split"))
-        return NULL;
-    return pyc_raise(COLLIE_ERR_UNSUPPORTED,
-                     "split: not available: the C library has no collie_team_split yet "
-                     "(issue 16), so collie cannot make sub-teams");
-}
-
 static PyObject *t_rank(pyc_team *t, void *unused) { return PyLong_FromLong(t->rank); }
 static PyObject *t_size(pyc_team *t, void *unused) { return PyLong_FromLong(t->size); }
 
 static PyObject *t_repr(pyc_team *t) {
     return PyUnicode_FromFormat("<collie.Team rank %d of %d%s>", t->rank, t->size,
-                                t->generation == pyc_generation ? "" : " (finalized)");
+                                t->generation != pyc_generation ? " (finalized)" :
+                                !t->team ? " (freed)" : "");
 }
 
 #define FASTKW (METH_FASTCALL | METH_KEYWORDS)
@@ -96,7 +87,14 @@ static PyMethodDef team_methods[] = {
     { "ireduce", FN(t_ireduce), FASTKW, "ireduce(x, root=0, out=None, op='sum') -> Request" },
     { "ibcast", FN(t_ibcast), FASTKW, "ibcast(x, root=0) -> Request" },
     { "ibarrier", FN(t_ibarrier), METH_NOARGS, "ibarrier() -> Request" },
-    { "split", FN(t_split), FASTKW, "split(color, key=0): not available yet (issue 16)" },
+    { "split", FN(pyc_team_split), FASTKW,
+      "split(color, key=0) -> a new Team of the ranks with the same color, ordered by key "
+      "then rank; None for a negative color or None (collective)" },
+    { "dup", FN(pyc_team_dup), METH_NOARGS, "dup() -> a new Team of the same ranks (collective)" },
+    { "free", FN(pyc_team_free), METH_NOARGS,
+      "free(): frees a team made by split() or dup() (collective; not the world)" },
+    { "__enter__", FN(pyc_team_enter), METH_NOARGS, "with team: ... frees it at the end" },
+    { "__exit__", FN(pyc_team_exit), METH_FASTCALL, "frees the team (see free())" },
     { NULL, NULL, 0, NULL },
 };
 
@@ -125,5 +123,6 @@ PyObject *pyc_team_new(collie_team_t *team) {
     t->rank = capi.rank(team);
     t->size = capi.size(team);
     t->generation = pyc_generation;
+    t->sub = 0;
     return (PyObject *)t;
 }

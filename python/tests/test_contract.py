@@ -164,10 +164,16 @@ def test_barrier(world, tmp_path_factory):
         os.rmdir(d)
 
 
-def test_split_not_available(world):
-    with pytest.raises(collie.CollieError, match="issue 16") as e:
-        world.split(world.rank % 2, world.rank)
-    assert e.value.status == -5 and e.value.status_name == "COLLIE_ERR_UNSUPPORTED"
+def test_split(world):
+    """sub = world.split(color, key): the ranks of one color, ordered by key (here reversed),
+    run collectives among themselves (more in test_teams.py)."""
+    sub = world.split(world.rank % 2, -world.rank)
+    members = sorted((r for r in range(world.size) if r % 2 == world.rank % 2), reverse=True)
+    assert isinstance(sub, collie.Team)
+    assert (sub.rank, sub.size) == (members.index(world.rank), len(members))
+    x = data(world.rank, "int64")
+    assert (sub.allreduce(x) == sum(data(r, "int64") for r in members)).all()
+    sub.free()
 
 
 def test_threads(world):

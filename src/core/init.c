@@ -17,14 +17,17 @@ void collie_set_world_provider(const collie_world_provider *p) {
     if (p)
         provider = *p;
     else
-        provider = (collie_world_provider){ NULL, NULL };
+        provider = (collie_world_provider){ NULL, NULL, NULL, NULL };
 }
 
-static int world_transport(collie_transport **tp) {
+/* *from_provider: the transport came from the provider (its maker makes sub-teams). */
+static int world_transport(collie_transport **tp, bool *from_provider) {
+    *from_provider = false;
     if (getenv("COLLIE_JOB"))
         return collie_shm_create(tp);
     if (provider.create) {
         int st = provider.create(tp);
+        *from_provider = *tp != NULL;
         if (st || *tp)
             return st;
     }
@@ -69,13 +72,18 @@ int collie_init(void) {
     if (st)
         return st;
     collie_transport *tp = NULL;
-    st = world_transport(&tp);
+    bool from_provider = false;
+    st = world_transport(&tp, &from_provider);
     if (st)
         return st;
     st = collie_team_create(tp, &world);
     if (st) {
         tp->ops->destroy(tp);
         return st;
+    }
+    if (from_provider) {
+        world->maker = provider.maker;
+        world->maker_ctx = provider.maker_ctx;
     }
     collie_set_log_rank(world->rank);
     if ((st = collie_mcast_team_setup(world))) {
@@ -95,6 +103,7 @@ int collie_finalize(void) {
     int st = COLLIE_OK;
     if (world->head)
         st = collie_fail(COLLIE_ERR_ARG, "collie_finalize: collectives are still in progress");
+    collie_subteams_free_all();
     collie_team_destroy(world);
     world = NULL;
     if (provider.finalize)

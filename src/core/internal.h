@@ -41,7 +41,29 @@ struct collie_team {
     _Atomic uintptr_t owner;
     unsigned owner_depth;           /* nested entries of the owner (a blocking call's start) */
     _Atomic(const char *) owner_fn; /* the call it is in (for the other thread's message) */
+    /* Sub-teams (team_split.c).  How this team's sub-teams get their transport (NULL:
+     * over this team's own collectives, team_setup.c) and its context; who may free it. */
+    const struct collie_team_maker *maker;
+    void *maker_ctx;
+    int origin;                     /* COLLIE_TEAM_OWNED, _SUB, ... (collie_team_free) */
+    collie_team_t *next_sub;        /* the live sub-teams of this process */
+    uint32_t nrequests;             /* requests planned on the team and not freed */
 };
+
+/* Who owns a team: the library (the world), a communicator (libcollie_mpi), or the
+ * program (made by collie_team_split/dup: collie_team_free frees it). */
+enum { COLLIE_TEAM_WORLD = 0, COLLIE_TEAM_OF_COMM = 1, COLLIE_TEAM_SUB = 2 };
+
+/* How a team's sub-teams are made when not over its own collectives (libcollie_mpi: by
+ * splitting its communicator).  split: collective over the parent's ranks (the caller
+ * checked that they all called the same split, or all dup): color < 0 joins no team (*tp
+ * and *ctx stay NULL); else the transport of this rank's new team, rank and size as
+ * MPI_Comm_split gives them, and a context for the new team's own maker.  free_ctx
+ * releases such a context when the team is freed (collective over that team). */
+typedef struct collie_team_maker {
+    int (*split)(void *ctx, int color, int key, bool dup, collie_transport **tp, void **newctx);
+    void (*free_ctx)(void *ctx);
+} collie_team_maker;
 
 struct collie_request {
     collie_team_t *team;
@@ -170,8 +192,29 @@ int collie_team_check(const collie_team_t *team, const char *fn);
 typedef struct collie_world_provider {
     int (*create)(collie_transport **tp);
     void (*finalize)(void);
+    const collie_team_maker *maker;   /* how the world's sub-teams are made (or NULL) */
+    void *maker_ctx;
 } collie_world_provider;
 void collie_set_world_provider(const collie_world_provider *p);
+
+/* Sub-teams (team_split.c, team_setup.c). */
+/* Frees every sub-team still live (collie_finalize), the newest first. */
+void collie_subteams_free_all(void);
+/* The transport of this rank's sub-team over the parent's own collectives (collie-run),
+ * collective over the whole parent: members[0..n) are the parent ranks of the new team in
+ * its rank order, pids their processes, my this rank's index (-1: in no team, but still
+ * takes part), name a unique segment name, status this rank's failure so far (it takes
+ * part and every rank fails).  The result is the same on every rank of the parent; *tp is
+ * NULL for my < 0 and on failure. */
+typedef struct collie_subteam_spec {
+    const int *members;
+    const int32_t *pids;
+    int n, my;
+    const char *name;
+    int status;
+} collie_subteam_spec;
+int collie_subteam_transport(collie_team_t *parent, const collie_subteam_spec *spec,
+                             collie_transport **tp);
 
 /* Algorithm selection (select.c). */
 /* Chooses for a call; a tuning rule may set a->params. */

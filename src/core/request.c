@@ -48,6 +48,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
         free(req);
         return st;
     }
+    team->nrequests++;   /* collie_team_free refuses while any is not freed */
     collie_coll_args *a = &req->args;
     a->coll = coll;
     a->rank = team->rank;
@@ -78,6 +79,7 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
     if (!req->algo) {
         bool commutative = a->commutative;
         collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
+        team->nrequests--;
         free(req);
         return collie_fail(COLLIE_ERR_UNSUPPORTED, "no %s algorithm accepts this call (%zu elements, "
                            "%s op)", collie_coll_name(coll), count,
@@ -217,7 +219,11 @@ __attribute__((noinline)) static int progress_any_order(collie_team_t *team, col
     bool in_order_waits = false;
     while (r) {
         collie_request_t *next = r->next;
-        if (r->args.any_order || !in_order_waits) {
+        /* COLLIE_CHECK: a request ends after its agreement step (an in-order call started
+         * just before it), else its next start would find the step still active and skip
+         * it on this rank only, and the ranks' call numbers would part. */
+        bool step_first = r->check_step && r->check_step->active;
+        if (!step_first && (r->args.any_order || !in_order_waits)) {
             int st = run_once(r);
             if (st < 0)
                 return collie_team_fail(team, st);
@@ -526,6 +532,8 @@ void collie_request_free(collie_request_t *req) {
         collie_request_test(req, COLLIE_BLOCK);
     }
     collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
+    if (team && team->nrequests)
+        team->nrequests--;
     if (req->algo && req->algo->driver && team_live)
         req->algo->driver->release(req);
     collie_check_free(req);

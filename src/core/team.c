@@ -71,8 +71,9 @@ int collie_team_check(const collie_team_t *team, const char *fn) {
     if (!team)
         return collie_fail(COLLIE_ERR_ARG, "%s: team is NULL (call collie_init first)", fn);
     if (!collie_handle_valid(team, COLLIE_HANDLE_TEAM))
-        return collie_fail(COLLIE_ERR_ARG, "%s: %p is not a live team (used after "
-                           "collie_finalize?)", fn, (const void *)team);
+        return collie_fail(COLLIE_ERR_ARG, "%s: %p is not a live team (freed by "
+                           "collie_team_free, or used after collie_finalize?)", fn,
+                           (const void *)team);
     return COLLIE_OK;
 }
 

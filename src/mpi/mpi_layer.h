@@ -50,9 +50,17 @@ static inline uint64_t cm_handle_key(const void *handle, size_t bytes) {
 static inline uint64_t cm_comm_key(MPI_Comm c) { return cm_handle_key(&c, sizeof c); }
 static inline uint64_t cm_type_key(MPI_Datatype t) { return cm_handle_key(&t, sizeof t); }
 
+/* The context of a team's maker (mpi_split.c): the communicator its sub-teams are split
+ * from, and whether the team owns it (a sub-team: freed with the team). */
+typedef struct cm_split_ctx {
+    MPI_Comm comm;
+    bool owned;
+} cm_split_ctx;
+
 /* What the layer knows of a communicator, found once (mpi_team.c). */
 typedef struct cm_comm {
     collie_team_t *team;       /* NULL: collie does not serve this communicator */
+    cm_split_ctx split;        /* the team's maker context: this communicator */
     const char *why;           /* the reason, when team is NULL */
     const char *where;         /* "collie", "collie over shm+mpi", ... for the log */
     int rank, size;
@@ -117,6 +125,14 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why);
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* A shm transport over comm, whose ranks share a node (collective). */
 int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
+/* A transport over all of comm (collective): shm on one node, else shm+mpi. */
+int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why);
+/* Makes sub-teams of a team over a communicator (mpi_split.c): PMPI_Comm_split/dup, then
+ * cm_transport_of; its context is a cm_split_ctx. */
+struct collie_team_maker;
+extern const struct collie_team_maker cm_team_maker;
+/* A team made from comm (a record's, or the world's) learns how its sub-teams are made. */
+void cm_team_set_maker(collie_team_t *team, cm_split_ctx *ctx, MPI_Comm comm, bool of_comm);
 /* The call's line (COLLIE_MPI_LOG=1) or its count for the summary (mpi_team.c). */
 void cm_log_line(const cm_call *c, const char *where, const char *why);
 /* Logs the call (COLLIE_MPI_LOG): where it ran and why it went to PMPI. */
@@ -174,6 +190,16 @@ void cm_poke_mpi(void);               /* runs MPI's progress engine once */
  * request is active any more (false: the caller may block in PMPI). */
 bool cm_wait_until(bool (*done)(void *), void *arg);
 int cm_wait_mpi(MPI_Request *req, MPI_Status *status);             /* PMPI_Wait, shared */
+/* Collie's requests moving while this thread blocks in a PMPI call (mpi_progress_help.c):
+ * cm_help_begin before the call (true when a helper thread now runs them),
+ * cm_help_end(began, rc) after it (returns rc). */
+bool cm_help_begin(void);
+int cm_help_end(bool began, int rc);
+/* mpi_requests.c, for the helper: collie's side of every active request without MPI
+ * (returns how many still run), whether that needs no MPI, and MPI's side afterwards. */
+int cm_progress_collie_only(void);
+bool cm_active_need_no_mpi(void);
+void cm_complete_deferred(void);
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
 int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */

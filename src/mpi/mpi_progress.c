@@ -18,8 +18,12 @@
  * blocking collectives collie serves (through collie_blocking_wait, set in cm_setup) use
  * the same loop.
  *
- * Limit: a blocking collective or other blocking call passed to PMPI unchanged (e.g.
- * MPI_Alltoall, MPI_Sendrecv_replace) does not run collie's progress while it blocks.
+ * The blocking collectives collie does not serve (MPI_Alltoall, ...) and
+ * MPI_Sendrecv_replace cannot become a nonblocking form on one rank only (MPI does not
+ * match a nonblocking collective with a blocking one): a helper thread runs collie's
+ * requests while they block (mpi_progress_coll.c, mpi_progress_help.c).
+ * Limit: the communicator and window constructors and MPI_Win_fence still block without
+ * running collie's requests.
  */
 #include <sched.h>
 

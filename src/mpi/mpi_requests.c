@@ -17,9 +17,9 @@
  * active collie request (cm_progress_all) and drives MPI's progress engine in turn; the
  * tests progress all of collie's requests once and MPI's once.
  *
- * Limits: a blocking call passed to PMPI unchanged that is neither point-to-point nor a
- * completion call (e.g. a blocking MPI_Alltoall, MPI_Sendrecv_replace, MPI_Win_fence) does
- * not progress collie's requests while it blocks; MPI_Request_get_status and MPI_Cancel are
+ * Limits: a blocking call passed to PMPI unchanged that is neither point-to-point, nor a
+ * completion call, nor one of mpi_progress_coll.c's (e.g. MPI_Comm_split, MPI_Win_fence)
+ * does not progress collie's requests while it blocks; MPI_Request_get_status and MPI_Cancel are
  * not intercepted; Waitsome/Testsome report one completed collie request per call.
  */
 #include <sched.h>
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "core/internal.h"
 #include "mpi/mpi_layer.h"
 
 typedef struct cm_req {
@@ -35,6 +36,9 @@ typedef struct cm_req {
     bool persistent;
     bool active;                  /* started, not yet finished */
     bool unreported;              /* persistent, finished, not yet reported by a wait/test */
+    bool deferred;                /* finished by the helper thread (mpi_progress_help.c):
+                                     MPI's side of the completion is still to be done */
+    int deferred_status;
     cm_call call;                 /* for error messages */
 } cm_req;
 
@@ -84,19 +88,13 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
         collie_request_free(req);
         return rc;
     }
-    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, *c };
+    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, false, 0, *c };
     nactive += !persistent;
     return MPI_SUCCESS;
 }
 
-/* One step of e; when collie finished it, completes the generalized request /
- * deactivates the persistent one.  true when e is finished. */
-static bool step(cm_req *e) {
-    if (!e->active)
-        return true;
-    int st = collie_test(e->req, 0);
-    if (st == COLLIE_TIMEOUT)
-        return false;
+/* MPI's side of e's completion: the error handler, the generalized request. */
+static void finish(cm_req *e, int st) {
     e->active = false;
     e->unreported = e->persistent;
     nactive--;
@@ -104,7 +102,57 @@ static bool step(cm_req *e) {
         cm_error(&e->call, st);
     if (!e->persistent)
         PMPI_Grequest_complete(e->handle);
+}
+
+/* One step of e; when collie finished it, completes the generalized request /
+ * deactivates the persistent one.  true when e is finished. */
+static bool step(cm_req *e) {
+    if (!e->active)
+        return true;
+    if (e->deferred) {
+        e->deferred = false;
+        finish(e, e->deferred_status);
+        return true;
+    }
+    int st = collie_test(e->req, 0);
+    if (st == COLLIE_TIMEOUT)
+        return false;
+    finish(e, st);
     return true;
+}
+
+/* The helper thread's pass (mpi_progress_help.c, while this rank's thread blocks in PMPI):
+ * collie's side only — no MPI call; a finished request is left for cm_complete_deferred.
+ * Returns the number of requests still running in collie. */
+int cm_progress_collie_only(void) {
+    int running = 0;
+    for (int i = 0; i < nused; i++) {
+        cm_req *e = &table[i];
+        if (!e->active || e->deferred)
+            continue;
+        int st = collie_test(e->req, 0);
+        if (st == COLLIE_TIMEOUT)
+            running++;
+        else
+            e->deferred = true, e->deferred_status = st;
+    }
+    return running;
+}
+
+/* May the helper thread run collie's side of every active request without MPI?  (A team
+ * whose transport needs MPI's progress — shm+mpi across nodes — calls MPI.) */
+bool cm_active_need_no_mpi(void) {
+    for (int i = 0; i < nused; i++)
+        if (table[i].active && table[i].req->team->tp->ops->progress)
+            return false;
+    return true;
+}
+
+/* After the helper thread stopped: MPI's side of what it finished. */
+void cm_complete_deferred(void) {
+    for (int i = 0; i < nused; i++)
+        if (table[i].active && table[i].deferred)
+            step(&table[i]);
 }
 
 void cm_progress_all(void) {

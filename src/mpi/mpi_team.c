@@ -17,6 +17,9 @@
  * consecutive ranks per "node" for tests) gets a team over the shm+mpi transport
  * (mpi_transport_mixed.c), on which the hierarchical algorithms are chosen.
  *
+ * A record's team splits through its communicator (mpi_split.c), and so does the world of
+ * collie_init under mpirun (MPI_COMM_WORLD).
+ *
  * Also here: collie_team_from_mpi, the world provider for collie_init under mpirun, and
  * the COLLIE_MPI_LOG=1 log of which calls went to collie and which to PMPI (the summary
  * table of COLLIE_MPI_LOG=summary is in mpi_log.c).
@@ -165,7 +168,7 @@ int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
         snprintf(job, sizeof job, "mpi-%d-%u-%llx", (int)getpid(), segments_made++,
                  (unsigned long long)(collie_now_ns() & 0xffffffffffull));
     PMPI_Bcast(job, (int)sizeof job, MPI_CHAR, 0, comm);
-    collie_shm_config cfg = { rank, size, job, agree_min, &comm };
+    collie_shm_config cfg = { rank, size, job, agree_min, &comm, NULL, 0 };
     int st = collie_shm_create_with(&cfg, tp);
     if (st)
         *why = "the shared-memory transport failed (see COLLIE_LOG=error)";
@@ -190,8 +193,7 @@ static int split_nodes(MPI_Comm comm, MPI_Comm *node) {
     return MPI_SUCCESS;
 }
 
-/* A transport over all of comm (collective): shm on one node, else shm+mpi. */
-static int transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
+int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
     MPI_Comm node;
     *tp = NULL;
     if (split_nodes(comm, &node) != MPI_SUCCESS) {
@@ -251,13 +253,15 @@ static cm_comm *make_record(MPI_Comm comm) {
         rec->why = "intercommunicator";
     else
         meet_for_setup(comm);
-    if (!inter && transport_of(comm, &tp, &rec->why) == COLLIE_OK &&
+    if (!inter && cm_transport_of(comm, &tp, &rec->why) == COLLIE_OK &&
         collie_team_create(tp, &rec->team) != COLLIE_OK) {
         tp->ops->destroy(tp);
         rec->why = "cannot create the team (out of memory)";
     }
-    if (rec->team)
+    if (rec->team) {
         rec->where = where_of(rec->team);
+        cm_team_set_maker(rec->team, &rec->split, comm, true);
+    }
     pthread_mutex_lock(&teams_lock);
     rec->next = all_teams;
     all_teams = rec;
@@ -340,6 +344,7 @@ int collie_team_from_mpi(MPI_Comm comm, collie_team_t **team) {
 }
 
 static bool initialised_mpi;
+static cm_split_ctx world_ctx;     /* MPI_COMM_WORLD, for the world's sub-teams */
 
 static int world_create(collie_transport **tp) {
     int up = 0;
@@ -350,8 +355,10 @@ static int world_create(collie_transport **tp) {
         initialised_mpi = true;
     }
     cm_setup();
+    world_ctx.comm = MPI_COMM_WORLD;
+    world_ctx.owned = false;
     const char *why = NULL;
-    int st = transport_of(MPI_COMM_WORLD, tp, &why);
+    int st = cm_transport_of(MPI_COMM_WORLD, tp, &why);
     if (st && why)
         collie_log(COLLIE_LOG_ERROR, "collie_init: MPI_COMM_WORLD: %s", why);
     return st;
@@ -369,6 +376,6 @@ static void world_finalize(void) {
 }
 
 __attribute__((constructor)) static void install_world_provider(void) {
-    collie_world_provider p = { world_create, world_finalize };
+    collie_world_provider p = { world_create, world_finalize, &cm_team_maker, &world_ctx };
     collie_set_world_provider(&p);
 }

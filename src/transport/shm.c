@@ -74,6 +74,7 @@ typedef struct shm_impl {
     shm_ctrl *ctrl;
     char name[128];
     uint64_t last_check_ns;
+    const int32_t *pids;          /* during set-up: collie_shm_config.pids, or NULL */
 } shm_impl;
 
 static const uint64_t probe_word = SHM_MAGIC;
@@ -149,8 +150,9 @@ static int shm_check_peer(collie_transport *tp, int peer) {
     if (state == RANK_FINALIZED && cause > 0 && cause <= tp->size)
         return left_because(tp, peer, cause - 1);
     if (state == RANK_FINALIZED)
-        return collie_fail(COLLIE_ERR_PEER, "rank %d already called collie_finalize while this "
-                           "rank still waits for it", peer);
+        return collie_fail(COLLIE_ERR_PEER, "rank %d already called collie_finalize (or "
+                           "collie_team_free on this team) while this rank still waits for it",
+                           peer);
     int pid = atomic_load(&c->pid);
     if (process_dead(pid)) {
         collie_transport_blame(tp, peer);
@@ -159,6 +161,11 @@ static int shm_check_peer(collie_transport *tp, int peer) {
     return COLLIE_OK;
 }
 
+/* Live shm transports of this process (a world and its sub-teams): the cache of peers'
+ * collie_alloc blocks mapped here is shared by all, so only the last one drops it (a
+ * pending call of another team may still read through a mapping). */
+static _Atomic int live_transports;
+
 static void shm_destroy(collie_transport *tp) {
     shm_impl *im = tp->impl;
     if (im && im->base && im->ctrl) {
@@ -166,7 +173,11 @@ static void shm_destroy(collie_transport *tp) {
         atomic_store(&im->ctrl[tp->rank].state, RANK_FINALIZED);
         munmap(im->base, im->bytes);
     }
-    collie_shm_mem_unmap_peers();
+    if (collie_shm_heap_peer_reads())
+        collie_log(COLLIE_LOG_DEBUG, "used peers' shared-heap buffers in place %llu times",
+                   (unsigned long long)collie_shm_heap_peer_reads());
+    if (atomic_fetch_sub(&live_transports, 1) == 1)
+        collie_shm_mem_unmap_peers();
     free(tp->cells);
     free(im);
     collie_channels_free(tp);
@@ -230,7 +241,9 @@ static const char *env_text(const char *name) {
     return v && *v ? v : "(default)";
 }
 
-static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
+/* kernel_min: the copy cells' kernel-copy threshold to use (0: measure it here). */
+static int create_segment(shm_impl *im, int size, long long slots, long long sbytes,
+                          uint64_t kernel_min) {
     if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
                            "a power of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)",
@@ -264,7 +277,9 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->slot_bytes = slot_bytes;
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
-    cells.kernel_min = size > 1 ? collie_shm_measure_kernel_min() : UINT64_MAX;
+    if (size <= 1)
+        kernel_min = UINT64_MAX;
+    cells.kernel_min = kernel_min ? kernel_min : collie_shm_measure_kernel_min();
     cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", 1 << 20);
     im->hdr->cells = cells;
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
@@ -307,13 +322,18 @@ static int open_segment(shm_impl *im, uint64_t deadline) {
     return COLLIE_OK;
 }
 
-/* A rank that attached and then died (or a zombie): its rank, else -1. */
-static int dead_attached_rank(collie_transport *tp) {
+/* A rank that attached and then died (or a zombie), or, when the pids are known, one that
+ * died before it attached: its rank (and *pid), else -1. */
+static int dead_attached_rank(collie_transport *tp, int *pid) {
     shm_impl *im = tp->impl;
-    for (int r = 0; r < tp->size; r++)
-        if (r != tp->rank && atomic_load(&im->ctrl[r].state) == RANK_ALIVE &&
-            process_dead(atomic_load(&im->ctrl[r].pid)))
+    for (int r = 0; r < tp->size; r++) {
+        if (r == tp->rank)
+            continue;
+        bool attached = atomic_load(&im->ctrl[r].state) == RANK_ALIVE;
+        *pid = attached ? atomic_load(&im->ctrl[r].pid) : im->pids ? im->pids[r] : 0;
+        if ((attached || im->pids) && process_dead(*pid))
             return r;
+    }
     return -1;
 }
 
@@ -332,11 +352,10 @@ static int wait_count(collie_transport *tp, _Atomic int32_t *counter, int want,
                              "ranks %s", (int)atomic_load(counter), want, what);
         if (!st && now > next_check) {
             next_check = now + 100000000ull;
-            int dead = dead_attached_rank(tp);
+            int pid = 0, dead = dead_attached_rank(tp, &pid);
             if (dead >= 0)
                 st = collie_fail(COLLIE_ERR_PEER, "rank %d (pid %d) died while %d of %d ranks "
-                                 "%s", dead, (int)atomic_load(&im->ctrl[dead].pid),
-                                 (int)atomic_load(counter), want, what);
+                                 "%s", dead, pid, (int)atomic_load(counter), want, what);
         }
         if (!st)
             pause_briefly();
@@ -433,7 +452,8 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
     int st = COLLIE_OK;
     if (cfg->rank == 0)
         st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", 8),
-                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384));
+                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384),
+                            cfg->kernel_min);
     st = agree(cfg, st, "create the shared memory");
     if (st)
         return st;
@@ -467,6 +487,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     }
     tp->ops = &shm_ops;
     tp->impl = im;
+    atomic_fetch_add(&live_transports, 1);   /* shm_destroy takes it back on every path */
     tp->rank = cfg->rank;
     tp->size = cfg->size;
     tp->shared_memory = true;
@@ -478,6 +499,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     long long by_ref_max = collie_env_int("COLLIE_SHM_BY_REFERENCE_MAX", 0);
     tp->by_reference_max_call_bytes = by_ref_max > 0 ? (uint64_t)by_ref_max : UINT64_MAX;
     snprintf(im->name, sizeof im->name, "/collie-%s", cfg->job);
+    im->pids = cfg->pids;
     /* Like MPI_Init, set-up waits for ranks that have not arrived yet as long as the ranks
      * that did are alive; COLLIE_TIMEOUT_MS (opt-in) bounds it. */
     long long timeout_ms = collie_env_int("COLLIE_TIMEOUT_MS", 0);
@@ -486,6 +508,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     int st = create_or_open(tp, cfg, deadline);
     if (!st)
         st = attach(tp, deadline);
+    im->pids = NULL;
     if (st) {
         if (cfg->rank == 0 && im->base)
             shm_unlink(im->name);
@@ -497,7 +520,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
 }
 
 int collie_shm_create(collie_transport **out) {
-    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL };
+    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL, NULL, 0 };
     int st = read_env(&cfg.rank, &cfg.size, &cfg.job);
     return st ? st : collie_shm_create_with(&cfg, out);
 }

@@ -9,7 +9,13 @@
  * process_vm_readv.  A block is named by (owner, fd, serial); the serial tells a reused
  * fd number apart.  When a mapping cannot be made the caller falls back to
  * process_vm_readv (the descriptor still carries the address).
+ *
+ * The shared heap (libcollie_heap.so, src/heap/, when preloaded): its memfd counts as one
+ * more block, found through its collie_heap_lookup (dlsym) and named by serial
+ * COLLIE_HEAP_SERIAL (0, which collie_alloc never gives).  A peer maps the whole file once;
+ * the file is never replaced while its owner lives, so the mapping is never stale.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -53,6 +59,16 @@ static _Thread_local peer_map maps[PEER_MAPS];
 static _Thread_local uint64_t map_clock;
 static _Atomic bool map_failed_logged;
 
+/* libcollie_heap's lookup, when it is loaded (found once). */
+typedef int (*heap_lookup_fn)(const void *ptr, size_t len, int *fd, uint64_t *offset);
+static heap_lookup_fn heap_lookup;
+static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t heap_peer_reads;
+
+static void find_heap(void) {
+    *(void **)&heap_lookup = dlsym(RTLD_DEFAULT, "collie_heap_lookup");
+}
+
 void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes) {
     (void)tp;
     size_t len = bytes ? (bytes + 4095) & ~(size_t)4095 : 4096;
@@ -74,7 +90,9 @@ void *collie_shm_mem_alloc(collie_transport *tp, size_t bytes) {
     b->bytes = len;
     b->fd = fd;
     pthread_mutex_lock(&blocks_lock);
-    b->serial = ++next_serial;
+    if (++next_serial == COLLIE_HEAP_SERIAL)
+        ++next_serial;
+    b->serial = next_serial;
     b->next = blocks;
     blocks = b;
     pthread_mutex_unlock(&blocks_lock);
@@ -112,7 +130,17 @@ bool collie_shm_mem_find(collie_transport *tp, const void *ptr, uint64_t len, co
             found = true;
         }
     pthread_mutex_unlock(&blocks_lock);
-    return found;
+    if (found)
+        return true;
+    pthread_once(&heap_once, find_heap);
+    int fd;
+    uint64_t offset;
+    if (!heap_lookup || !heap_lookup(ptr, (size_t)len, &fd, &offset))
+        return false;
+    ref->fd = fd;
+    ref->serial = COLLIE_HEAP_SERIAL;
+    ref->offset = offset;
+    return true;
 }
 
 /* Maps the owner's block into a free (or the least recently used) cache entry. */
@@ -156,12 +184,23 @@ const void *collie_shm_mem_map_peer(collie_transport *tp, int peer, int pid,
     for (int i = 0; i < PEER_MAPS && !m; i++)
         if (maps[i].base && maps[i].pid == pid && maps[i].fd == ref->fd && maps[i].serial == ref->serial)
             m = &maps[i];
-    if (!m && !(m = map_block(pid, ref)))
-        return NULL;
+    if (!m) {
+        if (!(m = map_block(pid, ref)))
+            return NULL;
+        if (ref->serial == COLLIE_HEAP_SERIAL)
+            collie_log(COLLIE_LOG_DEBUG, "mapped rank %d's shared heap (pid %d, %zu bytes): "
+                       "its malloc buffers are read and written in place", peer, pid, m->bytes);
+    }
     if (ref->offset + len > m->bytes)
         return NULL;
+    if (ref->serial == COLLIE_HEAP_SERIAL)
+        atomic_fetch_add_explicit(&heap_peer_reads, 1, memory_order_relaxed);
     m->last_use = ++map_clock;
     return m->base + ref->offset;
+}
+
+uint64_t collie_shm_heap_peer_reads(void) {
+    return atomic_load_explicit(&heap_peer_reads, memory_order_relaxed);
 }
 
 void collie_shm_mem_unmap_peers(void) {

@@ -295,6 +295,10 @@ typedef struct collie_shm_config {
     const char *job;
     int (*agree)(void *ctx, int status);
     void *agree_ctx;
+    const int32_t *pids;   /* optional [size]: every rank's pid, so that set-up notices a
+                              rank that dies before it attaches (sub-teams) */
+    uint64_t kernel_min;   /* the copy cells' kernel-copy threshold (a sub-team takes its
+                              parent's); 0: rank 0 measures it */
 } collie_shm_config;
 int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out);
 /* P virtual ranks in one process, all channels in ordinary memory; tps[r] is rank r's view.

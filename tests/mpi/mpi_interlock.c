@@ -11,6 +11,9 @@
  *              sends only after its MPI_Wait on the allreduce returned
  *   blocking   MPI_Iallreduce on one communicator; rank 0 then calls a blocking
  *              MPI_Allreduce on another before its MPI_Wait, the others wait first
+ *   pmpi       like blocking, with collectives collie passes to MPI: rank 0 calls
+ *              MPI_Alltoall, MPI_Allgather and MPI_Scan on another communicator before
+ *              its MPI_Wait, the others after theirs
  *   porder     MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init; rank 0 starts them
  *              in init order, the others in reverse order, then MPI_Waitall (5 times)
  *
@@ -128,6 +131,44 @@ static void pattern_blocking(size_t bytes, MPI_Comm other) {
     free(in), free(out);
 }
 
+/* The collectives of pattern pmpi on comm, checked. */
+static void pmpi_calls(MPI_Comm comm) {
+    int *sa = malloc(sizeof(int) * size), *ra = malloc(sizeof(int) * size);
+    for (int q = 0; q < size; q++)
+        sa[q] = rank * 1000 + q;
+    MPI_Alltoall(sa, 1, MPI_INT, ra, 1, MPI_INT, comm);
+    for (int q = 0; q < size; q++)
+        if (ra[q] != q * 1000 + rank)
+            fail("pmpi pattern, MPI_Alltoall", sizeof(int), q, ra[q], q * 1000 + rank);
+    int mine = rank * 7 + 1;
+    MPI_Allgather(&mine, 1, MPI_INT, ra, 1, MPI_INT, comm);
+    for (int q = 0; q < size; q++)
+        if (ra[q] != q * 7 + 1)
+            fail("pmpi pattern, MPI_Allgather", sizeof(int), q, ra[q], q * 7 + 1);
+    long one = rank + 1, prefix = 0;
+    MPI_Scan(&one, &prefix, 1, MPI_LONG, MPI_SUM, comm);
+    if (prefix != (long)(rank + 1) * (rank + 2) / 2)
+        fail("pmpi pattern, MPI_Scan", sizeof(long), 0, (double)prefix, (double)(rank + 1) * (rank + 2) / 2);
+    free(sa), free(ra);
+}
+
+static void pattern_pmpi(size_t bytes, MPI_Comm other) {
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    fill(in, n);
+    MPI_Request r;
+    MPI_Iallreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+    if (rank == 0) {
+        pmpi_calls(other);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        pmpi_calls(other);
+    }
+    check_sum(out, n, bytes, "pmpi pattern, allreduce");
+    free(in), free(out);
+}
+
 static void pattern_porder(size_t bytes) {
 #if HAVE_PCOLL
     size_t n = bytes / sizeof(double);
@@ -181,6 +222,8 @@ int main(int argc, char **argv) {
                 pattern_recv(bytes);
             else if (strcmp(p, "blocking") == 0)
                 pattern_blocking(bytes, other);
+            else if (strcmp(p, "pmpi") == 0)
+                pattern_pmpi(bytes, other);
             else if (strcmp(p, "porder") == 0)
                 pattern_porder(bytes);
             else {

@@ -1,7 +1,8 @@
 /*
  * mpi_team_api.c — collie's own API inside an MPI program linked with libcollie_mpi:
  * collie_team_from_mpi on MPI_COMM_WORLD and on a split communicator, errors for bad
- * arguments, and collie_init()/collie_world() under mpirun.  With --collie-init-first
+ * arguments, collie_team_split/dup/free on the communicator's team (and the refused free
+ * of the communicator's own team), and collie_init()/collie_world() under mpirun.  With --collie-init-first
  * the program never calls MPI_Init: collie_init initialises MPI and collie_finalize
  * finalizes it.  Results are checked against values computed here.
  */
@@ -38,6 +39,32 @@ static void check_allreduce(collie_team_t *team, const char *name) {
         }
 }
 
+/* collie_team_split / dup on the team of a communicator: PMPI_Comm_split / dup inside. */
+static void sub_teams_of(collie_team_t *world, int rank, int size) {
+    collie_team_t *third = NULL, *copy = NULL;
+    expect(collie_team_split(world, rank % 3, rank, &third) == COLLIE_OK && third,
+           "collie_team_split of the team of MPI_COMM_WORLD");
+    if (!third)
+        return;
+    int n = (size - rank % 3 + 2) / 3;   /* ranks r < size with r % 3 == rank % 3 */
+    expect(collie_rank(third) == rank / 3 && collie_size(third) == n, "split rank and size");
+    check_allreduce(third, "allreduce on a split of the communicator's team");
+    expect(collie_team_dup(third, &copy) == COLLIE_OK && copy, "collie_team_dup of a sub-team");
+    if (copy) {
+        expect(collie_rank(copy) == rank / 3 && collie_size(copy) == n, "dup rank and size");
+        check_allreduce(copy, "allreduce on the dup");
+        expect(collie_team_free(&copy) == COLLIE_OK && !copy, "free the dup");
+    }
+    expect(collie_team_free(&third) == COLLIE_OK && !third, "free the split");
+    collie_team_t *none = world;
+    expect(collie_team_split(world, rank == 0 ? COLLIE_UNDEFINED : 1, 0, &none) == COLLIE_OK &&
+           (rank == 0) == (none == NULL), "a negative color gives no team");
+    if (none) {
+        check_allreduce(none, "allreduce on the team without rank 0");
+        expect(collie_team_free(&none) == COLLIE_OK, "free it");
+    }
+}
+
 static void teams_from_mpi(void) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -58,6 +85,11 @@ static void teams_from_mpi(void) {
     expect(collie_bcast(half, &b, 1, COLLIE_INT32, 0) == COLLIE_OK && b == 4242 + rank % 2,
            "bcast on the split team");
     check_allreduce(half, "allreduce on the split team");
+    collie_team_t *h = half;
+    expect(collie_team_free(&h) == COLLIE_ERR_ARG && h == half &&
+           strstr(collie_last_error(), "MPI communicator") != NULL,
+           "collie_team_free refuses the team of a communicator");
+    sub_teams_of(world, rank, size);
     MPI_Comm_free(&sub);   /* frees its team */
     expect(collie_team_from_mpi(MPI_COMM_WORLD, NULL) == COLLIE_ERR_ARG, "NULL output is an error");
     collie_team_t *none = world;

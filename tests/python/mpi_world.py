@@ -1,5 +1,5 @@
 """collie.init() in an MPI job: the world is MPI_COMM_WORLD (libcollie_mpi of the MPI in
-use).  With --mpi4py the script imports mpi4py first and checks against it."""
+use); split and dup through the MPI communicator.  With --mpi4py the script imports mpi4py first and checks against it."""
 import sys
 
 import numpy as np
@@ -30,5 +30,16 @@ if use_mpi4py:
 b = np.full(3, 5.0) if world.rank == 1 % P else np.zeros(3)
 world.bcast(b, root=1 % P)
 assert (b == 5).all()
+# A sub-team through PMPI_Comm_split (reversed order), and a dup in a with-block.
+with world.split(world.rank % 2, -world.rank) as half:
+    members = sorted((r for r in range(P) if r % 2 == world.rank % 2), reverse=True)
+    assert (half.rank, half.size) == (members.index(world.rank), len(members))
+    assert half.allreduce(np.array([world.rank], dtype=np.int64))[0] == sum(members)
+    if use_mpi4py:
+        sub = comm.Split(world.rank % 2, -world.rank)
+        assert (half.rank, half.size) == (sub.Get_rank(), sub.Get_size())
+        sub.Free()
+with world.dup() as d:
+    assert (d.allreduce(np.ones(2)) == P).all()
 collie.finalize()
 print("rank %d of %d: MPI world through %s: OK" % (world.rank, P, lib))

@@ -48,8 +48,9 @@ def _create(options, pg_options=None):
     ranks = list(getattr(options, "global_ranks_in_group", None) or [])
     if ranks and ranks != list(range(team.size)):
         raise CollieError("collie backend: a group of ranks %s: only the whole world (%d "
-                          "ranks) is supported (collie has no sub-teams for torch yet); use "
-                          "new_group(ranks, backend=\"gloo\") for sub-groups"
+                          "ranks) is supported: torch creates a group's backend on its "
+                          "members only, while collie's Team.split needs every rank of the "
+                          "parent; use new_group(ranks, backend=\"gloo\") for sub-groups"
                           % (ranks, team.size), -5)
     _check("torch.distributed", options.group_rank, options.group_size, team)
     return CollieProcessGroup(team)

@@ -1,0 +1,147 @@
+/*
+ * mpi_progress_coll.c — the blocking collectives collie does not serve, and
+ * MPI_Sendrecv_replace, passed to the MPI underneath while collie's requests keep moving:
+ * with active collie requests each runs between cm_help_begin and cm_help_end
+ * (mpi_progress_help.c: a helper thread progresses collie's side while this thread blocks
+ * in PMPI).  With none active: one load and a branch, then the PMPI call.
+ *
+ * Covered: MPI_Allgather(v), MPI_Alltoall(v,w), MPI_Gather(v), MPI_Scatter(v),
+ * MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan, MPI_Neighbor_allgather(v),
+ * MPI_Neighbor_alltoall(v,w), MPI_Sendrecv_replace.  Not covered: the communicator and
+ * window constructors and MPI_Win_fence (their attribute callbacks may enter collie).
+ */
+#include "mpi/mpi_layer.h"
+
+int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                  MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                   const int displs[], MPI_Datatype rt, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                 MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb,
+                  const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Alltoallw(const void *sb, const int scs[], const int sds[], const MPI_Datatype sts[],
+                  void *rb, const int rcs[], const int rds[], const MPI_Datatype rts[],
+                  MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+               int root, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                const int displs[], MPI_Datatype rt, int root, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                int root, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb,
+                 int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Scatterv(sb, scs, displs, st, rb, rc, rt, root, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Reduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype t, MPI_Op op,
+                       MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Reduce_scatter(sb, rb, rcs, t, op, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype t, MPI_Op op,
+                             MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Reduce_scatter_block(sb, rb, rc, t, op, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Scan(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Scan(sb, rb, count, t, op, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Exscan(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Exscan(sb, rb, count, t, op, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Neighbor_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                           MPI_Datatype rt, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Neighbor_allgather(sb, sc, st, rb, rc, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Neighbor_allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                            const int displs[], MPI_Datatype rt, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Neighbor_allgatherv(sb, sc, st, rb, rcs, displs, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Neighbor_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                          MPI_Datatype rt, MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Neighbor_alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st,
+                           void *rb, const int rcs[], const int rds[], MPI_Datatype rt,
+                           MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Neighbor_alltoallw(const void *sb, const int scs[], const MPI_Aint sds[],
+                           const MPI_Datatype sts[], void *rb, const int rcs[],
+                           const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+    return cm_help_end(helped, rc_pmpi);
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    bool helped = cm_help_begin();
+    int rc_pmpi = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    return cm_help_end(helped, rc_pmpi);
+}
