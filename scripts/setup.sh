@@ -6,6 +6,9 @@
 #                       bench/compare); scripts/test.sh sets it unless WITH_MPI=0
 #   COLLIE_SANITIZE=1   build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   COLLIE_WERROR=1     warnings are errors (CI sets this)
+# PyTorch (for the opt-in torch backend tests, COLLIE_TORCH_TESTS=1 / scripts/test-torch.sh)
+# is not installed here: the test python.torch.install puts it into the Python tests' venv
+# with scripts/torch-install.sh (2.3 GB of wheels from PyPI, cached in ~/.cache/collie-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -13,6 +13,8 @@ any object with the buffer protocol, or a CPU tensor with ``__dlpack__`` — wit
     collie.finalize()
 
 Errors raise collie.CollieError (message and status of the C library).
+With PyTorch installed, `import collie.torch` registers the torch.distributed backend
+"collie" (see collie/torch/__init__.py).
 """
 from ._errors import CollieError, status_name
 from ._helpers import Op, install as _install_helpers
