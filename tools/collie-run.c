@@ -3,7 +3,8 @@
  *   collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]
  *
  * Every rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,
- * COLLIE_JOB (unique id, [A-Za-z0-9-]) and COLLIE_LAUNCHER=collie-run.  All ranks share one
+ * COLLIE_JOB (unique id, [A-Za-z0-9-]) and COLLIE_LAUNCHER=collie-run, and what torchrun
+ * gives (RANK, WORLD_SIZE, ..., MASTER_ADDR/PORT: collie_run_torch.h).  All ranks share one
  * process group created for the job (so grandchildren are signalled too) and die with
  * SIGKILL if the launcher itself dies (PR_SET_PDEATHSIG).  Rank 0 inherits stdin unless it
  * is a terminal; the other ranks read /dev/null.
@@ -46,6 +47,7 @@
 #include "tool_version.h"
 #include "collie_run_tag.h"
 #include "collie_run_heap.h"
+#include "collie_run_torch.h"
 
 #define RUN_GRACE_S 2.0
 #define RUN_DRAIN_S 1.0
@@ -134,6 +136,7 @@ static int job_init(run_job *j) {
     j->self = getpid();
     j->sfd = j->errpipe[0] = j->errpipe[1] = -1;
     make_job_id(j);
+    run_torch_master_env();
     if (j->opt.tag_output)
         raise_fd_limit();
     if (alloc_job(j) != 0)
@@ -165,6 +168,7 @@ static void child_env(const run_job *j, long r) {
     setenv("COLLIE_LOCAL_SIZE", buf, 1);
     setenv("COLLIE_JOB", j->job, 1);
     setenv("COLLIE_LAUNCHER", "collie-run", 1);
+    run_torch_rank_env(r, j->opt.nranks);
 }
 
 static void child_stdio(long r, const int pfd[2][2]) {

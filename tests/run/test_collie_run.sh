@@ -83,17 +83,26 @@ SLEEPER="exec -a $TOKEN sleep 30"
 
 case_env() {
     local r job job2
-    run_job -n 4 sh -c 'env | grep "^COLLIE_" > "$0/env.$COLLIE_RANK"' "$DIR"
+    run_job -n 4 sh -c 'env | grep -E "^(COLLIE_|RANK=|WORLD_SIZE=|LOCAL_|MASTER_)" > "$0/env.$COLLIE_RANK"' "$DIR"
     expect_rc 0
     job=$(sed -n 's/^COLLIE_JOB=//p' "$DIR/env.0")
     [[ $job =~ ^[A-Za-z0-9-]+$ ]] || fail "bad COLLIE_JOB '$job'"
     for r in 0 1 2 3; do
         [[ -f $DIR/env.$r ]] || fail "rank $r did not run"
         for kv in "COLLIE_RANK=$r" "COLLIE_SIZE=4" "COLLIE_LOCAL_RANK=$r" "COLLIE_LOCAL_SIZE=4" \
-            "COLLIE_JOB=$job" "COLLIE_LAUNCHER=collie-run"; do
+            "COLLIE_JOB=$job" "COLLIE_LAUNCHER=collie-run" "RANK=$r" "WORLD_SIZE=4" \
+            "LOCAL_RANK=$r" "LOCAL_WORLD_SIZE=4" "MASTER_ADDR=127.0.0.1"; do
             grep -qx -- "$kv" "$DIR/env.$r" || fail "rank $r: missing $kv"
         done
     done
+    # torchrun's MASTER_PORT: one port for all ranks, a number; the caller's wins
+    port=$(sed -n 's/^MASTER_PORT=//p' "$DIR/env.0")
+    [[ $port =~ ^[0-9]+$ ]] || fail "bad MASTER_PORT '$port'"
+    for r in 1 2 3; do
+        grep -qx -- "MASTER_PORT=$port" "$DIR/env.$r" || fail "rank $r: MASTER_PORT differs"
+    done
+    MASTER_PORT=4711 run_job -n 2 sh -c 'echo "$MASTER_PORT"'
+    [[ $(sort -u "$OUT") == 4711 ]] || fail "the caller's MASTER_PORT was not kept: $(cat "$OUT")"
     run_job -n 1 sh -c 'echo "$COLLIE_JOB"'
     job2=$(cat "$OUT")
     [[ -n $job2 && $job2 != "$job" ]] || fail "job ids not unique: '$job' '$job2'"

@@ -11,7 +11,8 @@ Run with `python -m collie.run -n 4 train.py` (collie-run's ranks) or under mpir
 MASTER_ADDR/MASTER_PORT is needed with init_method "collie://" (its store is a HashStore
 local to each process: collie's collectives do not use a store).  With torch's own
 rendezvous (env://, tcp://, file://) the backend checks that torch's rank and size are
-collie's.  Only the whole world is a group: new_group() of a subset raises CollieError.
+collie's; collie-run sets torchrun's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, so a
+plain dist.init_process_group("collie") (env://) works under it.  Only the whole world is a group: new_group() of a subset raises CollieError.
 """
 import urllib.parse
 
