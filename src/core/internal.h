@@ -150,6 +150,11 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
  * arrays stay the caller's for the life of the request).  In place: sendbuf ==
  * COLLIE_IN_PLACE, or for scatter's root recvbuf == COLLIE_IN_PLACE (then SEND is RECV is
  * sendbuf). */
+/* Progresses team's queue in order until req is done or the head must wait (request.c);
+ * COLLIE_TIMEOUT while req is active. */
+int collie_progress_queue(collie_team_t *team, collie_request_t *req);
+/* COLLIE_ERR_ARG naming fn unless req is a live request of a live team (request.c). */
+int collie_request_check(const collie_request_t *req, const char *fn);
 int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int coll,
                            const void *sendbuf, void *recvbuf, size_t count,
                            const collie_coll_v *v, collie_dtype_t dtype, collie_op_t op,
