@@ -21,6 +21,8 @@
  *   the rank.  Through the cells, allreduce and reduce need no `done` (no rank reads
  *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
  *   it, so the root does not post its next call before every rank read this one.
+ *   Calls of at most collie_cells.slots_max bytes (COLLIE_SHM_SLOTS_MAX) that would take
+ *   the cells run the algorithm's schedule through the slots instead (use_slots).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -141,7 +143,6 @@ static void post(collie_request_t *req) {
             collie_wake_later(tp, q);
 }
 
-/* A chunk of this call from q in the channel means q runs another collective here. */
 /* Has q posted this very call (board)?  Then a message of it in q's channel is the slots
  * path's (use_slots): q posted before it sent, so this load sees the post. */
 static bool posted_this_call(const collie_request_t *req, int q) {
@@ -151,6 +152,8 @@ static bool posted_this_call(const collie_request_t *req, int q) {
     return (int32_t)(ready - (uint32_t)want) >= 0 && e->check == req->check;
 }
 
+/* A chunk of this call from q in the channel means q runs another collective here —
+ * unless q posted this call and so takes the slots path. */
 int direct_check_channel(collie_request_t *req, int q) {
     collie_transport *tp = req->team->tp;
     if (tp->discard && tp->discard[q])
@@ -438,8 +441,9 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
     return st != COLLIE_OK ? st : check_done_calls(req);
 }
 
-/* bcast: a non-root waits for the root's post, copies, is done; the root waits for all. */
-/* bcast, once the root posted (the root: at once): the path of this call. */
+/* bcast: a non-root waits for the root's post, copies, is done; the root waits for all
+ * (or the cells, or the slots).  Once the root posted (the root: at once): the path of
+ * this call. */
 static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
     bool is_root = req->args.rank == root;
