@@ -39,6 +39,7 @@ typedef struct cm_req {
     bool deferred;                /* finished by the helper thread (mpi_progress_help.c):
                                      MPI's side of the completion is still to be done */
     int deferred_status;
+    char *deferred_msg;           /* the helper thread's collie_last_error() (malloc'd) */
     cm_call call;                 /* for error messages */
 } cm_req;
 
@@ -88,7 +89,7 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
         collie_request_free(req);
         return rc;
     }
-    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, false, 0, *c };
+    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, false, 0, NULL, *c };
     nactive += !persistent;
     return MPI_SUCCESS;
 }
@@ -111,6 +112,10 @@ static bool step(cm_req *e) {
         return true;
     if (e->deferred) {
         e->deferred = false;
+        if (e->deferred_status != COLLIE_OK)   /* the message is thread-local: set it here */
+            collie_fail(e->deferred_status, "%s", e->deferred_msg ? e->deferred_msg : "");
+        free(e->deferred_msg);
+        e->deferred_msg = NULL;
         finish(e, e->deferred_status);
         return true;
     }
@@ -119,6 +124,12 @@ static bool step(cm_req *e) {
         return false;
     finish(e, st);
     return true;
+}
+
+/* A message without collie_fail's "rank N: " prefix (collie_fail adds it again). */
+static const char *without_rank(const char *m) {
+    const char *colon = strstr(m, ": ");
+    return strncmp(m, "rank ", 5) == 0 && colon ? colon + 2 : m;
 }
 
 /* The helper thread's pass (mpi_progress_help.c, while this rank's thread blocks in PMPI):
@@ -133,8 +144,11 @@ int cm_progress_collie_only(void) {
         int st = collie_test(e->req, 0);
         if (st == COLLIE_TIMEOUT)
             running++;
-        else
-            e->deferred = true, e->deferred_status = st;
+        else {
+            e->deferred = true;
+            e->deferred_status = st;
+            e->deferred_msg = st == COLLIE_OK ? NULL : strdup(without_rank(collie_last_error()));
+        }
     }
     return running;
 }
