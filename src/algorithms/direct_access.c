@@ -143,13 +143,20 @@ static void post(collie_request_t *req) {
             collie_wake_later(tp, q);
 }
 
+/* Has board word w (ready or done) reached req's call?  At or past it: a bcast non-root
+ * returns without waiting for the others, so it may already be in a later call (whose
+ * fields nobody of this call reads any more: a rank leaves a call that others read from
+ * only after they are done).  Wrap-safe. */
+static bool word_reached(const collie_request_t *req, const _Atomic uint64_t *w) {
+    uint32_t want = req->call_seq + 1;
+    return (int32_t)((uint32_t)atomic_load_explicit(w, memory_order_acquire) - want) >= 0;
+}
+
 /* Has q posted this very call (board)?  Then a message of it in q's channel is the slots
  * path's (use_slots): q posted before it sent, so this load sees the post. */
 static bool posted_this_call(const collie_request_t *req, int q) {
     const collie_board_entry *e = &req->team->tp->board[q];
-    uint64_t want = (uint64_t)req->call_seq + 1;
-    uint32_t ready = (uint32_t)atomic_load_explicit(&e->ready, memory_order_acquire);
-    return (int32_t)(ready - (uint32_t)want) >= 0 && e->check == req->check;
+    return word_reached(req, &e->ready) && e->check == req->check;
 }
 
 /* A chunk of this call from q in the channel means q runs another collective here —
@@ -185,15 +192,11 @@ static int posted_other(collie_request_t *req, int q, const char *how) {
 static bool reached(collie_request_t *req, int q, bool ready) {
     collie_board_entry *e = &req->team->tp->board[q];
     const _Atomic uint64_t *w = ready ? &e->ready : &e->done;
-    uint64_t want = (uint64_t)req->call_seq + 1;
-    /* At or past it: a bcast non-root returns without waiting for the others, so it may
-     * already be in a later call (whose fields nobody of this call reads any more: a rank
-     * leaves a call that others read from only after they are done).  Wrap-safe. */
-    if ((int32_t)((uint32_t)atomic_load_explicit(w, memory_order_acquire) - (uint32_t)want) >= 0)
+    if (word_reached(req, w))
         return true;
     req->blocked_peer = q;
     req->team->wait_word = w;
-    req->team->wait_value = want;
+    req->team->wait_value = (uint64_t)req->call_seq + 1;
     return false;
 }
 
