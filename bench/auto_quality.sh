@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/auto_quality.sh — how good is `auto`?  For allreduce at each P and size it measures
+# bench/auto_quality.sh — how good is `auto`?  For allreduce (or --coll C) at each P and size it measures
 # every algorithm and auto interleaved in one launch (collie-bench --algo all,auto
 # --repeat R: each size is measured for every algorithm and auto in turn, R turns), and
 # prints per point time(auto) / time(fastest), the share of points within 1.2 and the
@@ -7,6 +7,10 @@
 #
 #   bash bench/auto_quality.sh [--np "2 3 4 8"] [--min-bytes 8] [--max-bytes 16M]
 #                              [--repeat 5] [--iters N] [--csv FILE] [--quick]
+#                              [--coll C] [--collie-alloc]
+#
+# --coll: any collective of collie-bench (sizes are a rank's block where there is one);
+# --collie-alloc: buffers from collie_alloc (the direct algorithms then map them).
 #
 # Times are the slowest rank's mean per call (collie-bench's max_us), float64 sum; each
 # algorithm's time at a point is the median of its R turns.  Because the turns interleave
@@ -16,7 +20,7 @@
 # more ranks than cores, time slices of other processes dominate small messages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPS="2 3 4 8"; MIN=8; MAX=16M; CSV=""; REPEAT=5; ITERS=""
+NPS="2 3 4 8"; MIN=8; MAX=16M; CSV=""; REPEAT=5; ITERS=""; COLL=allreduce; ALLOC=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) NPS=$2; shift 2 ;;
@@ -25,6 +29,8 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --iters) ITERS=$2; shift 2 ;;
     --csv) CSV=$2; shift 2 ;;
+    --coll) COLL=$2; shift 2 ;;
+    --collie-alloc) ALLOC=(--collie-alloc); shift ;;
     --quick) NPS="2 3"; MAX=2K; REPEAT=2; ITERS=20; shift ;;
     *) echo "auto_quality.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -36,7 +42,7 @@ trap 'rm -rf "$TMP"' EXIT
 iters_opt=()
 [ -n "$ITERS" ] && iters_opt=(--iters "$ITERS")
 for np in $NPS; do
-  "$B/collie-run" -n "$np" --timeout 3600 -- "$B/collie-bench" --coll allreduce \
+  "$B/collie-run" -n "$np" --timeout 3600 -- "$B/collie-bench" --coll "$COLL" "${ALLOC[@]}" \
     --algo all,auto --repeat "$REPEAT" "${iters_opt[@]}" --min-bytes "$MIN" \
     --max-bytes "$MAX" --step-factor 4 --csv "$TMP/run.csv" >/dev/null
   tail -n +2 "$TMP/run.csv" >> "$TMP/all.csv"

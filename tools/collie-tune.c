@@ -10,8 +10,9 @@
  * Each figure is the best mean of a few timed batches (rank 0's clock; the loops are
  * synchronising).  f_β is kept within Rabenseifner's 0.5 … 1 (see docs/performance.md:
  * the recursive-doubling estimate of β also carries memory traffic the model does not).
- * `--rules` also measures every allreduce algorithm at a list of sizes and writes
- * first-match rules for this team size (tune_rules.h).  `--check FILE` parses a tuning
+ * `--rules` also measures every algorithm of allreduce (or of the collectives given with
+ * --coll) at a list of sizes and writes first-match rules for this team size
+ * (tune_rules.h).  `--check FILE` parses a tuning
  * file and prints what it holds.
  */
 #include <math.h>
@@ -34,9 +35,10 @@
 typedef struct tune {
     collie_team_t *team;
     int rank, P, rounds;           /* rounds: ceil(log2 P) */
-    bool quick, rules;
+    bool quick, rules, malloced;   /* malloced: --malloc */
     int repeat;                    /* --rules: turns over the algorithms per size */
     const char *out, *sizes;       /* sizes: --sizes LIST for --rules */
+    const char *colls;             /* --coll LIST for --rules (NULL: allreduce) */
     void *buf;
     size_t big;                    /* bytes of the large measurements */
 } tune;
@@ -47,7 +49,7 @@ typedef struct measured {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: collie-run -n P collie-tune [--out FILE] [--quick] [--rules [--repeat N]\n"
-               "                                   [--sizes LIST]]\n"
+               "                                   [--sizes LIST] [--coll LIST] [--malloc]]\n"
                "       collie-tune --check FILE\n"
                "       collie-tune --version\n"
                "Measures alpha, beta, gamma, f_alpha, f_beta and copy through collie and writes\n"
@@ -57,6 +59,10 @@ static void usage(FILE *f) {
                "  --rules     also time every allreduce algorithm at each size (default\n"
                "              8,64,512,4K,32K,256K,2M; --quick 8,512,32K,256K) and write\n"
                "              first-match rules for this P; rules of other P in FILE stay\n"
+               "  --coll L    --rules: these collectives (comma-separated: allreduce,\n"
+               "              allgather, reduce_scatter, alltoall, gather, scatter, scan,\n"
+               "              exscan, or all); sizes are a rank's block where there is one\n"
+               "  --malloc    --rules: malloc'd buffers (default collie_alloc)\n"
                "  --repeat N  --rules: turns over the algorithms per size (default 3, <= 16)\n"
                "  --sizes L   --rules: comma-separated sizes in bytes (K, M suffixes)\n"
                "  --check F   parse the tuning file F and print its contents\n");
@@ -191,6 +197,10 @@ static bool parse_args(tune *t, int argc, char **argv) {
             t->out = argv[++i];
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             t->sizes = argv[++i];
+        else if (!strcmp(argv[i], "--coll") && i + 1 < argc)
+            t->colls = argv[++i];
+        else if (!strcmp(argv[i], "--malloc"))
+            t->malloced = true;
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             t->repeat = atoi(argv[++i]);
         else
@@ -255,8 +265,15 @@ static int run(tune *t) {
     static collie_tuning old;
     bool have_old = false;
     static rules_run rr;
-    rr = (rules_run){ t->team, t->rank, t->P, t->repeat, t->quick, t->buf, 0, { 0 }, { 0 }, { 0 } };
-    int64_t ok = load_old(t, &old, &have_old) && (!t->rules || parse_sizes(t, &rr));
+    memset(&rr, 0, sizeof rr);
+    rr.team = t->team;
+    rr.rank = t->rank;
+    rr.P = t->P;
+    rr.repeat = t->repeat;
+    rr.quick = t->quick;
+    rr.malloced = t->malloced;
+    int64_t ok = load_old(t, &old, &have_old) &&
+                 (!t->rules || (parse_sizes(t, &rr) && rules_parse_colls(&rr, t->colls)));
     must(t, collie_bcast(t->team, &ok, 1, COLLIE_INT64, 0), "bcast");
     if (!ok) {
         collie_free(t->team, t->buf);
@@ -264,8 +281,12 @@ static int run(tune *t) {
         return 2;
     }
     measured m = measure(t);
-    if (t->rules)
+    if (t->rules) {
+        if (!rules_alloc(&rr, rr.sizes[rr.nsizes - 1]))
+            must(t, COLLIE_ERR_NOMEM, "allocating the --rules buffers");
         rules_measure(&rr);
+        rules_free(&rr);
+    }
     int st = t->rank == 0 ? write_file(t, &m, t->rules ? &rr : NULL, have_old ? &old : NULL) : 0;
     collie_free(t->team, t->buf);
     must(t, collie_barrier(t->team), "final barrier");

@@ -3,8 +3,9 @@
  * `direct_copy` (their files in allreduce/, reduce/ and bcast/ hold the references, cost
  * and the schedule the verifier and the simulator see).
  *
- * Protocol: a rank posts its buffers' addresses on the team's board (transport.h) and
- *   waits until every rank posted the same call; it reduces its segment chunk by chunk
+ * Protocol (the board's words and checks: direct_board.c): a rank posts its buffers'
+ *   addresses on the team's board (transport.h) and waits until every rank posted the
+ *   same call; it reduces its segment chunk by chunk
  *   (each chunk read from all P inputs, in rank order, then written to every output —
  *   all P for allreduce, the root's for reduce — so in place is safe: only this rank
  *   touches this segment anywhere); then it marks itself done and waits until every rank
@@ -128,94 +129,6 @@ static void driver_start(collie_request_t *req) {
         cells_reset(d->cells);
 }
 
-static void post(collie_request_t *req) {
-    collie_transport *tp = req->team->tp;
-    collie_board_entry *e = &tp->board[req->args.rank];
-    e->check = req->check;
-    e->pid = (int32_t)getpid();
-    e->send_addr = (uint64_t)(uintptr_t)req->buf[SBUF_SEND];
-    e->recv_addr = (uint64_t)(uintptr_t)req->buf[SBUF_RECV];
-    collie_find_ref(tp, req->buf[SBUF_SEND], req->args.bytes, &e->send_ref);
-    collie_find_ref(tp, req->buf[SBUF_RECV], req->args.bytes, &e->recv_ref);
-    atomic_store_explicit(&e->ready, (uint64_t)req->call_seq + 1, memory_order_release);
-    for (int q = 0; q < req->args.size; q++)
-        if (q != req->args.rank)
-            collie_wake_later(tp, q);
-}
-
-/* Has board word w (ready or done) reached req's call?  At or past it: a bcast non-root
- * returns without waiting for the others, so it may already be in a later call (whose
- * fields nobody of this call reads any more: a rank leaves a call that others read from
- * only after they are done).  Wrap-safe. */
-static bool word_reached(const collie_request_t *req, const _Atomic uint64_t *w) {
-    uint32_t want = req->call_seq + 1;
-    return (int32_t)((uint32_t)atomic_load_explicit(w, memory_order_acquire) - want) >= 0;
-}
-
-/* Has q posted this very call (board)?  Then a message of it in q's channel is the slots
- * path's (use_slots): q posted before it sent, so this load sees the post. */
-static bool posted_this_call(const collie_request_t *req, int q) {
-    const collie_board_entry *e = &req->team->tp->board[q];
-    return word_reached(req, &e->ready) && e->check == req->check;
-}
-
-/* A chunk of this call from q in the channel means q runs another collective here —
- * unless q posted this call and so takes the slots path. */
-int direct_check_channel(collie_request_t *req, int q) {
-    collie_transport *tp = req->team->tp;
-    if (tp->discard && tp->discard[q])
-        return COLLIE_OK;
-    uint64_t s = tp->received[q] + 1;
-    collie_slot_hdr *h = collie_slot(tp, &tp->from[q], s);
-    if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
-        return COLLIE_OK;
-    const collie_slot_meta *m = collie_slot_meta_of(h);
-    if (m->call_seq != req->call_seq || posted_this_call(req, q))
-        return COLLIE_OK;
-    collie_call_id theirs;
-    collie_call_id_from_meta(m, h->check, &theirs);
-    return collie_call_mismatch_req(req, q, "sent a message of", &theirs, NULL);
-}
-
-/* Rank q's board entry holds another call than req: name both. */
-static int posted_other(collie_request_t *req, int q, const char *how) {
-    collie_call_id theirs;
-    if (collie_board_call(req->team->tp, q, req->call_seq, &theirs))
-        return collie_call_mismatch_req(req, q, how, &theirs, NULL);
-    return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d posted a "
-                       "different call (count, type, op, root or algorithm)",
-                       collie_coll_name(req->args.coll), req->call_seq,
-                       (unsigned long long)req->args.bytes, req->algo->name, q);
-}
-
-/* Has rank q's `ready` (or `done`) reached this call?  Else note q as the one waited for. */
-static bool reached(collie_request_t *req, int q, bool ready) {
-    collie_board_entry *e = &req->team->tp->board[q];
-    const _Atomic uint64_t *w = ready ? &e->ready : &e->done;
-    if (word_reached(req, w))
-        return true;
-    req->blocked_peer = q;
-    req->team->wait_word = w;
-    req->team->wait_value = (uint64_t)req->call_seq + 1;
-    return false;
-}
-
-/* Waits (without blocking) until every rank's `ready` (`done`) reached the call. */
-static int all_reached(collie_request_t *req, bool ready) {
-    for (int q = 0; q < req->args.size; q++)
-        if (!reached(req, q, ready))
-            return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-    return COLLIE_OK;
-}
-
-static int check_calls(collie_request_t *req) {
-    collie_board_entry *b = req->team->tp->board;
-    for (int q = 0; q < req->args.size; q++)
-        if (b[q].check != req->check)
-            return posted_other(req, q, "posted");
-    return COLLIE_OK;
-}
-
 static void map_peers(collie_request_t *req, direct_state *d) {
     collie_transport *tp = req->team->tp;
     uint64_t len = req->args.bytes;
@@ -232,39 +145,16 @@ static void map_peers(collie_request_t *req, direct_state *d) {
     }
 }
 
-static int peer_io_failed(const collie_request_t *req, int q, const char *what, int err) {
-    if (err == ESRCH) {
-        collie_transport *tp = req->team->tp;
-        if (tp->ops->check_peer(tp, q) != COLLIE_OK)   /* names why the peer left */
-            return COLLIE_ERR_PEER;
-        collie_transport_blame(tp, q);
-        return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed: rank %d (pid "
-                           "%d) died", req->args.rank, what, q, q, (int)req->team->tp->board[q].pid);
-    }
-    if (err == EFAULT || err == 0)
-        return collie_fail(COLLIE_ERR_ARG, "rank %d: %s rank %d's buffer failed (%s): rank %d's "
-                           "buffer is not accessible for %llu bytes (a count larger than its "
-                           "buffer?)", req->args.rank, what, q, err ? strerror(err) : "short "
-                           "transfer", q, (unsigned long long)req->args.bytes);
-    return collie_fail(COLLIE_ERR_PEER, "rank %d: %s rank %d's buffer failed (%s); the rank "
-                       "died or its memory is not accessible", req->args.rank, what, q,
-                       err ? strerror(err) : "short transfer");
-}
-
 /* Source q's piece [off, off+len) of its input, read if it is not mapped. */
 static int source(collie_request_t *req, direct_state *d, int q, uint64_t off, uint64_t len) {
     if (d->view[q].in) {
         d->srcs[q] = d->view[q].in + off;
         return COLLIE_OK;
     }
-    const collie_board_entry *e = &req->team->tp->board[q];
     char *into = d->scratch + (size_t)q * d->chunk;
-    struct iovec local = { into, len }, remote = { (void *)(uintptr_t)(e->send_addr + off), len };
-    ssize_t n = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
-    if (n != (ssize_t)len)
-        return peer_io_failed(req, q, "reading", n < 0 ? errno : 0);
+    int st = direct_read(req, q, req->team->tp->board[q].send_addr + off, into, len);
     d->srcs[q] = into;
-    return COLLIE_OK;
+    return st;
 }
 
 static int deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
@@ -276,7 +166,7 @@ static int deliver(collie_request_t *req, direct_state *d, int q, const char *fr
     const collie_board_entry *e = &req->team->tp->board[q];
     struct iovec local = { (void *)from, len }, remote = { (void *)(uintptr_t)(e->recv_addr + off), len };
     ssize_t n = process_vm_writev(e->pid, &local, 1, &remote, 1, 0);
-    return n == (ssize_t)len ? COLLIE_OK : peer_io_failed(req, q, "writing", n < 0 ? errno : 0);
+    return n == (ssize_t)len ? COLLIE_OK : direct_peer_io_failed(req, q, "writing", n < 0 ? errno : 0);
 }
 
 /* Where this rank's reduced chunks go first: its own output (allreduce, the reduce root),
@@ -309,18 +199,6 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
             return st;
     }
     return COLLIE_OK;
-}
-
-/* Posts this rank's `done` and wakes the ranks that may wait for it. */
-static void mark_done(collie_request_t *req) {
-    collie_transport *tp = req->team->tp;
-    tp->board[req->args.rank].done_check = req->check;
-    atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
-                          memory_order_release);
-    for (int q = 0; q < req->args.size; q++)
-        if (q != req->args.rank)
-            collie_wake_later(tp, q);
-    req->moves++;
 }
 
 /* Is this call to go through the copy cells?  (See the top of the file.) */
@@ -360,18 +238,18 @@ static int progress_slots(collie_request_t *req, direct_state *d) {
 /* allreduce, reduce, once every rank posted: the path of this call, and its first move. */
 static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     int st;
-    if ((st = all_reached(req, true)) != COLLIE_OK || (st = check_calls(req)) != COLLIE_OK)
+    if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
     if (use_cells(req)) {
         d->phase = use_slots(req) ? SLOTS : CELLS;
         if (d->phase == SLOTS)
-            mark_done(req);
+            direct_mark_done(req);
         return COLLIE_OK;
     }
     map_peers(req, d);
     if ((st = reduce_segment(req, d)) != COLLIE_OK)
         return st;
-    mark_done(req);
+    direct_mark_done(req);
     d->phase = WAIT_DONE;
     return COLLIE_OK;
 }
@@ -386,7 +264,7 @@ static int progress_segments(collie_request_t *req, direct_state *d) {
         return cells_progress(req, d->cells);
     if (d->phase == SLOTS && (st = progress_slots(req, d)) != COLLIE_OK)
         return st;
-    return all_reached(req, false);
+    return direct_all_reached(req, false);
 }
 
 /* bcast, non-root: the root's buffer, straight into this rank's. */
@@ -401,15 +279,7 @@ static int copy_from_root(collie_request_t *req) {
         memcpy(into, mapped, n);
         return COLLIE_OK;
     }
-    for (uint64_t at = 0; at < n;) {
-        uint64_t len = n - at < (1u << 20) ? n - at : (1u << 20);
-        struct iovec local = { into + at, len }, remote = { (void *)(uintptr_t)(e->send_addr + at), len };
-        ssize_t got = process_vm_readv(e->pid, &local, 1, &remote, 1, 0);
-        if (got <= 0)
-            return peer_io_failed(req, root, "reading", got < 0 ? errno : 0);
-        at += (uint64_t)got;
-    }
-    return COLLIE_OK;
+    return direct_read(req, root, e->send_addr, into, n);
 }
 
 /* bcast, root: every rank done with exactly this call must have done the same call (two
@@ -424,7 +294,7 @@ static int check_done_calls(collie_request_t *req) {
         uint32_t check = b[q].done_check;
         atomic_thread_fence(memory_order_acquire);
         if (check != req->check && atomic_load_explicit(&b[q].done, memory_order_relaxed) == want)
-            return posted_other(req, q, "did");
+            return direct_posted_other(req, q, "did");
     }
     return COLLIE_OK;
 }
@@ -435,12 +305,12 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
         int st = cells_progress(req, d->cells);
         if (st != COLLIE_OK)
             return st;
-        mark_done(req);
+        direct_mark_done(req);
         d->phase = WAIT_DONE;
     }
     if (req->args.rank != req->args.root)
         return COLLIE_OK;
-    int st = all_reached(req, false);
+    int st = direct_all_reached(req, false);
     return st != COLLIE_OK ? st : check_done_calls(req);
 }
 
@@ -451,21 +321,21 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
     bool is_root = req->args.rank == root;
     if (!is_root) {
-        if (!reached(req, root, true))
+        if (!direct_reached(req, root, true))
             return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
         if (req->team->tp->board[root].check != req->check)
-            return posted_other(req, root, "posted");
+            return direct_posted_other(req, root, "posted");
     }
     if (use_cells(req)) {
         d->phase = use_slots(req) ? SLOTS : CELLS;
         d->via_cells = d->phase == CELLS;
         if (d->phase == SLOTS)
-            mark_done(req);
+            direct_mark_done(req);
         return COLLIE_OK;
     }
     if (!is_root && (st = copy_from_root(req)) != COLLIE_OK)
         return st;
-    mark_done(req);
+    direct_mark_done(req);
     d->phase = WAIT_DONE;
     return COLLIE_OK;
 }
@@ -480,7 +350,7 @@ static int progress_copy(collie_request_t *req, direct_state *d) {
         return st;
     if (req->args.rank != req->args.root)
         return COLLIE_OK;
-    return (st = all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
+    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
 }
 
 static int driver_progress(collie_request_t *req) {
@@ -488,7 +358,8 @@ static int driver_progress(collie_request_t *req) {
     if (req->args.size == 1 || req->args.bytes == 0)
         return collie_exec_progress(req);
     if (d->phase == POST) {
-        post(req);
+        direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV],
+                    req->args.bytes);
         d->phase = WAIT_READY;
         req->moves++;
     }

@@ -3,12 +3,14 @@
  * directly, synchronised through the team's board (direct_access.c): allreduce and reduce
  * `direct_segments` (every rank reduces its 1/P segment straight out of all inputs and
  * writes it into every output, or the root's) and bcast `direct_copy` (every rank copies
- * the root's buffer into its own).
+ * the root's buffer into its own); allgather, reduce_scatter and alltoall `direct`
+ * (direct_colls.c: every rank reads what it needs of its peers' buffers into its own).
  */
 #ifndef COLLIE_DIRECT_ACCESS_H
 #define COLLIE_DIRECT_ACCESS_H
 
 #include "algorithms/algorithm.h"
+#include "algorithms/direct_board.h"
 
 typedef struct direct_segment {
     uint64_t off, bytes;
@@ -30,10 +32,7 @@ direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_c
 void direct_schedule_allreduce(collie_schedule *s, const collie_coll_args *a);
 void direct_schedule_reduce(collie_schedule *s, const collie_coll_args *a);
 extern const collie_algo_driver collie_direct_access_driver;
-
-struct collie_request;
-/* COLLIE_ERR_MISMATCH (with a message) when q's channel to this rank holds a chunk of this
- * call: q runs another collective here; else COLLIE_OK. */
-int direct_check_channel(struct collie_request *req, int q);
+/* The driver of allgather, reduce_scatter and alltoall `direct` (direct_colls.c). */
+extern const collie_algo_driver collie_direct_colls_driver;
 
 #endif

@@ -65,6 +65,9 @@ extern const collie_algorithm collie_algo_reduce_scatter_recursive_halving;
 extern const collie_algorithm collie_algo_reduce_scatter_ring;
 extern const collie_algorithm collie_algo_alltoall_pairwise;
 extern const collie_algorithm collie_algo_alltoall_bruck;
+extern const collie_algorithm collie_algo_allgather_direct;
+extern const collie_algorithm collie_algo_reduce_scatter_direct;
+extern const collie_algorithm collie_algo_alltoall_direct;
 extern const collie_algorithm collie_algo_gather_binomial;
 extern const collie_algorithm collie_algo_scatter_binomial;
 extern const collie_algorithm collie_algo_scan_recursive_doubling;
@@ -120,16 +123,19 @@ static const collie_algorithm *const allgather_algos[] = {
     &collie_algo_allgather_ring,
     &collie_algo_allgather_recursive_doubling,
     &collie_algo_allgather_bruck,
+    &collie_algo_allgather_direct,
 };
 static const collie_algorithm *const reduce_scatter_algos[] = {
     &collie_algo_reduce_scatter_flat,
     &collie_algo_reduce_scatter_recursive_halving,
     &collie_algo_reduce_scatter_ring,
+    &collie_algo_reduce_scatter_direct,
 };
 static const collie_algorithm *const alltoall_algos[] = {
     &collie_algo_alltoall_flat,
     &collie_algo_alltoall_pairwise,
     &collie_algo_alltoall_bruck,
+    &collie_algo_alltoall_direct,
 };
 static const collie_algorithm *const gather_algos[] = {
     &collie_algo_gather_linear,

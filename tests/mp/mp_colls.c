@@ -12,8 +12,9 @@
  * and even ranks, reversed).  Then persistent requests started in different orders
  * (mp_colls_porder.c) and the misuse checks (mp_colls_misuse.c).
  *
- * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all]   (COLLIE_LONG_TESTS=1: also
- * 300000 elements per block).  Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
+ * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all|direct]   (COLLIE_LONG_TESTS=1:
+ * also 300000 elements per block; `direct`: the sweep of the algorithms named direct only).
+ * Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -288,8 +289,10 @@ static void run_case(mp_call k, bool ip, bool mat, const char *algo) {
     if (k.coll == COLL_GATHER || k.coll == COLL_SCATTER)
         ip = ip && rank == k.root;
     size_case(&k, ip, es, &L, &b);
-    b.send_alloc = (ncase + rank) % 2 == 0;
-    b.recv_alloc = (ncase + rank) % 3 == 0;
+    /* mixed across ranks; every fourth case collie_alloc on every rank (the direct
+     * algorithms then map every peer's buffer) */
+    b.send_alloc = ncase % 4 == 0 || (ncase + rank) % 2 == 0;
+    b.recv_alloc = ncase % 4 == 0 || (ncase + rank) % 3 == 0;
     b.send = get(b.send_bytes, b.send_alloc);
     b.recv = get(b.recv_bytes, b.recv_alloc);
     b.expect = malloc(b.recv_bytes + 64);
@@ -356,13 +359,16 @@ static bool variants(int coll, const char *algo, size_t count) {
     return false;
 }
 
-static int sweep(bool more) {
+/* only: sweep just the algorithms of this name (NULL: all). */
+static int sweep(bool more, const char *only) {
     size_t counts[] = { 0, 1, (size_t)P - 1, (size_t)P, (size_t)P + 1, 1000, 40000, 300000 };
     int ncounts = more ? 8 : 7;
     bool stop = false;
     for (int coll = COLL_ALLGATHER; coll < COLL_COUNT && !stop; coll++)
         for (size_t a = 0; a < collie_algorithm_count(coll) && !stop; a++) {
             const char *algo = collie_algorithm_at(coll, a)->name;
+            if (only && strcmp(algo, only) != 0)
+                continue;
             if (collie_force_algorithm(coll, algo) != COLLIE_OK) {
                 failures++;
                 fprintf(stderr, "FAIL: rank %d: cannot force %s %s: %s\n", rank,
@@ -394,7 +400,7 @@ static void sub_teams(bool more) {
         fprintf(stderr, "FAIL: rank %d: sub-team rank %d of %d\n", wrank, rank, P);
     }
     if (!failures)
-        sweep(more);
+        sweep(more, NULL);
     any_failed();   /* the sub-team agrees before it is freed */
     if (collie_team_free(&sub) != COLLIE_OK) {
         failures++;
@@ -422,7 +428,9 @@ int main(int argc, char **argv) {
     }
     bool all = strcmp(mode, "all") == 0;
     if (all || strcmp(mode, "sweep") == 0)
-        sweep(more);
+        sweep(more, NULL);
+    if (strcmp(mode, "direct") == 0)   /* the `direct` algorithms only */
+        sweep(more, "direct");
     if (!any_failed() && P > 1 && (all || strcmp(mode, "teams") == 0))
         sub_teams(more);
     if (!any_failed() && (all || strcmp(mode, "porder") == 0))

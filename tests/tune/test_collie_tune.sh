@@ -66,6 +66,23 @@ rules)
         echo "$got" | grep -q ",chose $alg\$" || fail "P=$p $lo bytes: rule names $alg, auto: $got"
     done || exit 1
     ;;
+rules_colls)
+    # --rules --coll for the collectives of issue 16: rules for them at P = 2; the rules
+    # already in the file for a collective not measured (allreduce) or another P stay
+    printf '{"schema": 1, "rules": [\n  {"coll": "allreduce", "p_min": 2, "p_max": 2, "algorithm": "ring"},\n  {"coll": "allgather", "p_min": 3, "p_max": 3, "algorithm": "ring"}\n]}\n' > "$TMP/c.json"
+    "$RUN" -n 2 "$TUNE" --quick --rules --repeat 1 --sizes 8,64K --malloc \
+        --coll allgather,reduce_scatter,alltoall,gather,scatter,scan,exscan \
+        --out "$TMP/c.json" > "$TMP/out" 2>&1 || fail "exit status (--coll): $(cat "$TMP/out")"
+    out=$("$TUNE" --check "$TMP/c.json") || fail "--check rejects the written file: $out"
+    for c in allreduce allgather reduce_scatter alltoall gather scatter scan exscan; do
+        echo "$out" | grep -q "$c P 2\.\.2 bytes 0\.\." || fail "no P=2 $c rule from 0 bytes: $out"
+    done
+    echo "$out" | grep -q "allgather P 3\.\.3 bytes 0\.\..* -> ring" || fail "P=3 rule lost: $out"
+    [ "$(echo "$out" | grep -c 'allreduce P 2')" = 1 ] || fail "allreduce rule not kept once: $out"
+    "$RUN" -n 2 "$TUNE" --quick --rules --coll allgather,bogus --out "$TMP/x.json" \
+        > "$TMP/out" 2>&1 && fail "--coll bogus accepted"
+    grep -q "'bogus' is not one of" "$TMP/out" || fail "--coll message: $(cat "$TMP/out")"
+    ;;
 bench_interleaved)
     # collie-bench --algo all,auto --repeat 2 (what bench/auto_quality.sh runs): per size,
     # every algorithm and auto twice, sizes outermost

@@ -28,6 +28,7 @@ static collie_coll_args call(int coll, int P, size_t count, size_t es) {
     a.commutative = true;
     a.shared_memory = true;
     a.cell_bytes = 128 * 1024;    /* so the verifier checks the `cells` schedules too */
+    a.single_copy = true;         /* ... and those of the direct-access algorithms */
     return a;
 }
 
@@ -296,7 +297,8 @@ static bool needs_allow(unsigned needs, const collie_coll_args *a) {
     return !((needs & ALGO_NEEDS_COMMUTATIVE) && !a->commutative) &&
            !((needs & ALGO_NEEDS_IDEMPOTENT) && !a->idempotent) &&
            !((needs & ALGO_NEEDS_SHM) && !a->shared_memory) &&
-           !((needs & ALGO_NEEDS_MULTICAST) && !a->multicast);
+           !((needs & ALGO_NEEDS_MULTICAST) && !a->multicast) &&
+           !((needs & ALGO_NEEDS_SINGLE_COPY) && !a->single_copy);
 }
 
 static bool reject_big(const collie_coll_args *a, const char **why) {
