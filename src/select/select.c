@@ -177,6 +177,32 @@ static const rule rules[] = {
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
+    /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
+     * P <= 8 from collie-bench --algo all,auto interleaved at P = 2, 3, 4, malloc and
+     * collie_alloc buffers (docs/performance.md, "allgather … exscan"): the one-round
+     * flat/linear algorithms win or tie up to 512 KiB; above, `direct` (peers' buffers
+     * read in place: mapped, else the kernel copy) won or tied with both kinds of buffer
+     * (alltoall P = 4, 2 MiB: 0.71-0.79 of flat's time); the log-round algorithms lost
+     * at P = 3, 4 (scan recursive_doubling 2-3x linear).  P > 8 from the simulator
+     * (collie-sim predict): log-round algorithms for short messages, the prefix by
+     * recursive doubling at every size (the chain's P - 1 steps). */
+    { COLL_ALLGATHER, 2, 8, 512 << 10, { "flat" } },
+    { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "flat" } },
+    { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
+    { COLL_REDUCE_SCATTER, 2, 8, 512 << 10, { "flat" } },
+    { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
+    { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },
+    { COLL_ALLTOALL, 2, 8, 512 << 10, { "flat" } },
+    { COLL_ALLTOALL, 2, 8, ALL_BYTES, { "direct", "flat" } },
+    { COLL_ALLTOALL, 9, 1 << 30, 256, { "bruck", "flat" } },
+    { COLL_GATHER, 9, 1 << 30, 16384, { "binomial", "linear" } },
+    { COLL_SCATTER, 9, 1 << 30, 16384, { "binomial", "linear" } },
+    { COLL_SCAN, 9, 1 << 30, ALL_BYTES, { "recursive_doubling", "linear" } },
+    { COLL_EXSCAN, 9, 1 << 30, ALL_BYTES, { "recursive_doubling", "linear" } },
+    { COLL_GATHER, ANY_P, ALL_BYTES, { "linear" } },
+    { COLL_SCATTER, ANY_P, ALL_BYTES, { "linear" } },
+    { COLL_SCAN, ANY_P, ALL_BYTES, { "linear" } },
+    { COLL_EXSCAN, ANY_P, ALL_BYTES, { "linear" } },
 };
 
 static const collie_algorithm *preferred(const collie_coll_args *a) {
@@ -242,24 +268,44 @@ static const collie_algorithm *across_nodes(const collie_coll_args *a) {
     return alg && collie_algorithm_accepts(alg, a, &why) ? alg : NULL;
 }
 
+/* The bytes that rules, the tuning file and the model see: a->bytes, except for a v form,
+ * whose own block differs between ranks: the mean block of allgatherv and reduce_scatter
+ * (their counts are the same on every rank), 0 for gatherv, scatterv and alltoallv (a
+ * rank knows only its own counts) — so that every rank chooses the same algorithm. */
+static uint64_t selection_bytes(const collie_coll_args *a) {
+    if (!a->v)
+        return a->bytes;
+    if ((a->coll != COLL_ALLGATHER && a->coll != COLL_REDUCE_SCATTER) || !a->v->counts ||
+        a->size < 1)
+        return 0;
+    uint64_t total = 0;
+    for (int j = 0; j < a->size; j++)
+        total += a->v->counts[j];
+    return total / (uint64_t)a->size * a->elem_size;
+}
+
 const collie_algorithm *collie_select(collie_coll_args *a) {
     char how[300] = "registry order";
-    const sim_model *m = tuning ? collie_tuning_model(tuning, a) : NULL;
+    collie_coll_args sel = *a;          /* what the choice goes by (selection_bytes) */
+    sel.bytes = selection_bytes(a);
+    const sim_model *m = tuning ? collie_tuning_model(tuning, &sel) : NULL;
     int line = 0;
-    const collie_algorithm *alg = across_nodes(a);
+    const collie_algorithm *alg = across_nodes(&sel);
     if (alg)
         snprintf(how, sizeof how, "the team spans %d nodes", a->nnodes);
-    if (!alg && tuning)
-        alg = by_tuning_rule(a, &line);
+    if (!alg && tuning) {
+        alg = by_tuning_rule(&sel, &line);
+        a->params = sel.params;          /* the rule's, or none */
+    }
     if (alg && line)
         snprintf(how, sizeof how, "rule at %s:%d", tuning->path, line);
-    if (!alg && m && (alg = collie_select_by_model(a, m)))
+    if (!alg && m && (alg = collie_select_by_model(&sel, m)))
         snprintf(how, sizeof how, "cost model of %s", tuning->path);
-    if (!alg && !m && (alg = preferred(a)))
+    if (!alg && !m && (alg = preferred(&sel)))
         snprintf(how, sizeof how, "built-in rules");
     if (!alg)
-        alg = first_accepting(a);
+        alg = first_accepting(&sel);
     if (alg)
-        log_choice(a, alg, how, m);
+        log_choice(&sel, alg, how, m);
     return alg;
 }
