@@ -69,6 +69,30 @@ def test_allgather_buffers(world):
     assert s.shape == (world.size,) and (s == np.arange(world.size) * 5).all()
 
 
+class DLPackOnly:
+    """An object that offers its array through __dlpack__ only (as a CPU torch.Tensor does)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_dlpack(world):
+    """DLPack in: no copy (out written in place), shapes taken from the tensor."""
+    P, r = world.size, world.rank
+    xs = inputs(world, "float32", (2, 2), seed=8)
+    y = world.allgather(DLPackOnly(xs[r]))
+    assert isinstance(y, np.ndarray) and y.shape == (P, 2, 2) and (y == np.stack(xs)).all()
+    out = np.zeros((2, 2), np.float32)
+    world.reduce_scatter_block(DLPackOnly(np.stack(xs)), out=DLPackOnly(out))
+    assert (out == fold("sum", [np.stack(xs)] * P)[r]).all()
+
+
 def test_allgather_bfloat16(world):
     ml = pytest.importorskip("ml_dtypes")
     x = np.arange(4).astype(ml.bfloat16) + world.rank
