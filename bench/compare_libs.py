@@ -80,12 +80,23 @@ INTEL_FORCED = {
 
 # The forced algorithms measured first (and kept by bench/compare --max-forced N): the
 # ones that were fastest somewhere on this machine (docs/performance.md); the rest follow.
+# For allgather, reduce_scatter_block and alltoall: the fastest at 8 B and 64 KiB in a
+# first P = 2 pass of every forced algorithm (2026-11-25, a loaded machine).
 OPENMPI_FIRST = {"allreduce": ["ring", "rabenseifner", "recursive_doubling", "segmented_ring"],
                  "bcast": ["pipeline", "scatter_allgather_ring", "binomial", "split_binary_tree"],
-                 "reduce": ["pipeline", "binomial", "rabenseifner", "in-order_binary"]}
+                 "reduce": ["pipeline", "binomial", "rabenseifner", "in-order_binary"],
+                 "allgather": ["recursive_doubling", "two_proc", "sparbit", "ring", "bruck"],
+                 "reduce_scatter_block": ["recursive_halving", "butterfly", "recursive_doubling"],
+                 "alltoall": ["pairwise", "modified_bruck", "linear_sync", "two_proc"]}
+MPICH_FIRST = {"allgather": ["recursive_doubling", "brucks", "ring"],
+               "reduce_scatter_block": ["noncommutative", "recursive_halving", "pairwise"],
+               "alltoall": ["pairwise", "brucks", "scattered"]}
 INTEL_FIRST = {"allreduce": ["ring", "rabenseifner", "topo_shm_flat", "recursive_doubling"],
                "bcast": ["topo_binomial", "topo_shm_flat", "binomial", "ring_allgather"],
-               "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"]}
+               "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"],
+               "allgather": ["recursive_doubling", "knomial", "ring"],
+               "reduce_scatter_block": ["reduce_scatter", "topo_reduce_scatter", "recursive_halving"],
+               "alltoall": ["bruck", "isend_irecv_waitall", "pairwise"]}
 
 MPI_SOURCE = "bench/mpi_coll_bench.c"
 
@@ -213,6 +224,7 @@ class OpenMPI(Library):
 
 class MPICH(Library):
     name = "mpich"
+    first = MPICH_FIRST
 
     def prepare(self):
         self.binary = os.path.join(self.workdir, "mpi_coll_bench_mpich")

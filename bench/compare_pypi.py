@@ -162,7 +162,10 @@ class OpenMPI5(PypiPeer):
 class MPICH5(PypiPeer):
     name, marker = "mpich5", "MPICH Version"
     first = {"allreduce": ["posix_release_gather", "ring"], "bcast": ["posix_release_gather",
-             "posix_ipc_read"], "reduce": ["posix_release_gather", "reduce_scatter_gather"]}
+             "posix_ipc_read"], "reduce": ["posix_release_gather", "reduce_scatter_gather"],
+             "allgather": ["recursive_doubling", "recexch_doubling", "brucks"],
+             "reduce_scatter_block": ["pairwise", "recursive_halving"],
+             "alltoall": ["posix_ipc_read", "brucks", "pairwise"]}
 
     def build(self):
         mpicc = os.path.join(self.venv, "bin", "mpicc")
@@ -211,6 +214,8 @@ def mpich_include_flags():
 
 class OneCCL(PypiPeer):
     name, marker = "oneccl", "oneCCL"
+    first = {"allgather": ["multi_bcast", "flat"], "reduce_scatter_block": ["direct", "naive"],
+             "alltoall": ["scatter", "direct"]}
     base_env = {"I_MPI_FABRICS": "shm", "I_MPI_PIN": "0", "CCL_ATL_TRANSPORT": "mpi",
                 "CCL_WORKER_OFFLOAD": "0", "CCL_YIELD": "sched_yield", "CCL_LOG_LEVEL": "error"}
 
