@@ -4,8 +4,8 @@
 # 8 and 64 bytes per block, fresh data, results checked (--check: collie-bench against
 # tools/bench_colls_check.h, mpi_coll_bench against its own expected()), each library's
 # auto only (no forced algorithms), collie with malloc and collie_alloc buffers and, when
-# libcollie_heap.so is built, under the shared heap, and the Debian MPIs installed here
-# (nothing from PyPI: bench/compare_smoke.sh covers those).  Checks one good row per
+# libcollie_heap.so is built, under the shared heap, and one Debian MPI (Open MPI, else
+# MPICH; nothing from PyPI: bench/compare_smoke.sh covers those; one MPI keeps it short).  Checks one good row per
 # (library, config, collective, size) in compare.csv and the ratio in summary.csv.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
@@ -14,8 +14,11 @@ rm -rf "$OUT"
 cd "$(dirname "$0")/.."
 colls="allgather reduce_scatter_block alltoall"
 libs=(collie)
-command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null && libs+=(openmpi)
-command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null && libs+=(mpich)
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+  libs+=(openmpi)
+elif command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
+  libs+=(mpich)
+fi
 python3 bench/compare --colls "$colls" --np 2 --sizes "8 64" --data fresh --reps 1 --no-forced \
   --iters 5 --limit 60 --check --no-setup --no-venv --no-install --build-dir "$BUILD" \
   --libs "${libs[*]}" --out "$OUT" > "$OUT.txt" 2> "$OUT.err"
