@@ -5,8 +5,9 @@
 # tools/bench_colls_check.h, mpi_coll_bench against its own expected()), each library's
 # auto only (no forced algorithms), collie with malloc and collie_alloc buffers and, when
 # libcollie_heap.so is built, under the shared heap, and one Debian MPI (Open MPI, else
-# MPICH; nothing from PyPI: bench/compare_smoke.sh covers those; one MPI keeps it short).  Checks one good row per
-# (library, config, collective, size) in compare.csv and the ratio in summary.csv.
+# MPICH; nothing from PyPI: bench/compare_smoke.sh covers those; one MPI keeps it short).
+# Checks one good row per (library, config, collective, size) in compare.csv and the
+# ratio in summary.csv.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/compare-colls-smoke
@@ -27,7 +28,8 @@ grep "left out" "$OUT.err" | sed 's/^compare: /compare_colls_smoke: skipped: /' 
 
 rows() {   # library config coll size: good rows in compare.csv
   awk -F, -v l="$1" -v c="$2" -v k="$3" -v s="$4" '$1 == k && $2 == 2 && $3 == s &&
-    $4 == "fresh" && $5 == l && $6 == c && $8 == "ok" && $9 > 0 && $10 == 5' "$OUT/compare.csv" | wc -l
+    $4 == "fresh" && $5 == l && $6 == c && $8 == "ok" && $9 > 0 && $10 == 5' "$OUT/compare.csv" |
+    wc -l
 }
 for lib in "${libs[@]}"; do
   configs=(auto)
@@ -49,5 +51,6 @@ good=$(awk -F, -v mpi=$((${#libs[@]} > 1)) '
   us > 0 && $col["collie_alloc_us"] > 0 &&
   (!mpi || (best > 0 && r > 0 && (r - us / best) ^ 2 < 1e-4 * r ^ 2))' "$OUT/summary.csv" | wc -l)
 [ "$good" = 6 ] || fail "summary.csv: $good good rows, want 6 (3 collectives, 2 sizes)"
-grep -q "^reduce_scatter_block  2      8 fresh " "$OUT.txt" || fail "no table row for reduce_scatter_block"
+grep -q "^reduce_scatter_block  2      8 fresh " "$OUT.txt" ||
+  fail "no table row for reduce_scatter_block"
 echo "compare_colls_smoke: ok (${libs[*]})"

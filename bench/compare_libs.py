@@ -95,7 +95,8 @@ INTEL_FIRST = {"allreduce": ["ring", "rabenseifner", "topo_shm_flat", "recursive
                "bcast": ["topo_binomial", "topo_shm_flat", "binomial", "ring_allgather"],
                "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"],
                "allgather": ["recursive_doubling", "knomial", "ring"],
-               "reduce_scatter_block": ["reduce_scatter", "topo_reduce_scatter", "recursive_halving"],
+               "reduce_scatter_block": ["reduce_scatter", "topo_reduce_scatter",
+                                        "recursive_halving"],
                "alltoall": ["bruck", "isend_irecv_waitall", "pairwise"]}
 
 MPI_SOURCE = "bench/mpi_coll_bench.c"

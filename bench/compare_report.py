@@ -2,7 +2,8 @@
 """compare_report.py — the markdown tables of docs/performance.md from one or more
 summary.csv files of bench/compare (rows of several runs are simply concatenated):
 
-  python3 bench/compare_report.py [--colls "C ..."] build/runs/p2/summary.csv build/runs/p4/summary.csv
+  python3 bench/compare_report.py [--colls "C ..."] build/runs/p2/summary.csv \
+      build/runs/p4/summary.csv
 
 1. Per point (collective, P, size), reused and fresh data side by side: collie (malloc
    buffers, auto's choice), the best peer (the fastest of every peer's auto and forced
