@@ -100,8 +100,9 @@ static bool map_buffers(cm_call *c, const char **why) {
     return true;
 }
 
-/* Per call, everything comes from the records cached per communicator and datatype. */
-bool cm_prepare(cm_call *c, const char **why) {
+/* The part of cm_prepare every intercepted collective shares: COLLIE_MPI, the thread
+ * level, the communicator's team.  The same answer on every rank of the communicator. */
+bool cm_prepare_comm(cm_call *c, const char **why) {
     *why = NULL;
     cm_setup();
     if (cm_disabled()) {
@@ -122,6 +123,13 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = c->cc->why;
         return false;
     }
+    return true;
+}
+
+/* Per call, everything comes from the records cached per communicator and datatype. */
+bool cm_prepare(cm_call *c, const char **why) {
+    if (!cm_prepare_comm(c, why))
+        return false;
     if ((c->coll == COLL_REDUCE || c->coll == COLL_BCAST) && (c->root < 0 || c->root >= c->cc->size)) {
         *why = "root out of range";
         return false;
@@ -135,13 +143,36 @@ bool cm_prepare(cm_call *c, const char **why) {
     return map_buffers(c, why);
 }
 
-/* cm_prepare for the request forms: a broadcast of a type with gaps goes to PMPI (the
- * unpacking would have to happen at completion). */
+/* A request form's broadcast of a type with gaps (mpi_stage.c): the root packs its data into
+ * a copy before each start, the others unpack the copy at completion — so every rank takes
+ * collie's path whatever its own layout.  false: out of memory. */
+static bool stage_bcast(cm_call *c) {
+    cm_extra *x = calloc(1, sizeof *x);
+    char *tmp = malloc(c->ccount ? c->ccount : 1);
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    if (!x || !tmp || PMPI_Type_dup(c->dtype, &dup) != MPI_SUCCESS) {
+        free(x);
+        free(tmp);
+        return false;
+    }
+    bool root = c->cc->rank == c->root;
+    x->stage[0] = (cm_stage){ .tmp = tmp, .buf = c->recvbuf, .type = dup, .size = c->mult,
+                              .extent = c->extent, .n = 1, .count = (size_t)c->count,
+                              .in = root, .out = !root };
+    x->comm = c->comm;
+    x->fn = c->fn;
+    c->extra = x;
+    c->crecv = tmp;
+    c->packed = false;
+    return true;
+}
+
+/* cm_prepare for the request forms: a broadcast of a type with gaps is staged. */
 static bool cm_prepare_request(cm_call *c, const char **why) {
     if (!cm_prepare(c, why))
         return false;
-    if (c->packed) {
-        *why = "nonblocking or persistent broadcast of a datatype that is not one block";
+    if (c->packed && !stage_bcast(c)) {
+        *why = "out of memory for the packed copy of a broadcast";
         return false;
     }
     return true;
@@ -238,11 +269,13 @@ static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
 
 static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
     collie_request_t *req = NULL;
-    if (c->packed)   /* callers send these to PMPI (cm_prepare_request) */
-        return cm_error(c, COLLIE_ERR_UNSUPPORTED);
-    int st = plan_request(c, persistent, &req);
-    if (st)
+    int st = !persistent && c->extra ? cm_extra_pack(c->extra) : COLLIE_OK;
+    if (!st)
+        st = plan_request(c, persistent, &req);
+    if (st) {
+        cm_extra_free(c->extra);
         return cm_error(c, st);
+    }
     cm_log(c, where(c), NULL);
     return cm_request_add(req, c, persistent, handle);
 }

@@ -60,6 +60,7 @@ static cm_req *find(MPI_Request h) {
 
 static void forget(cm_req *e) {
     collie_request_free(e->req);
+    cm_extra_free(e->call.extra);
     *e = table[--nused];
 }
 
@@ -87,6 +88,7 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     }
     if (rc != MPI_SUCCESS) {
         collie_request_free(req);
+        cm_extra_free(c->extra);
         return rc;
     }
     table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, false, 0, NULL, *c };
@@ -94,8 +96,11 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     return MPI_SUCCESS;
 }
 
-/* MPI's side of e's completion: the error handler, the generalized request. */
+/* MPI's side of e's completion: the received blocks of a datatype with gaps unpacked
+ * (mpi_stage.c), the error handler, the generalized request. */
 static void finish(cm_req *e, int st) {
+    if (st == COLLIE_OK && e->call.extra)
+        st = cm_extra_unpack(e->call.extra);
     e->active = false;
     e->unreported = e->persistent;
     nactive--;
@@ -428,6 +433,9 @@ int MPI_Start(MPI_Request *request) {
         return PMPI_Start(request);
     if (e->active)
         return cm_error(&e->call, collie_fail(COLLIE_ERR_ARG, "MPI_Start: the request is already active"));
+    int st = e->call.extra ? cm_extra_pack(e->call.extra) : COLLIE_OK;
+    if (st)
+        return cm_error(&e->call, st);
     e->active = true;
     e->unreported = false;
     nactive++;
