@@ -171,19 +171,59 @@ static const cm_dtype *dtype_of_side(const side *x) {
     return x->type == MPI_DATATYPE_NULL ? &none : cm_dtype_of(x->type);
 }
 
-static bool gapped(const side *x) {
-    const cm_dtype *d = x->n ? dtype_of_side(x) : NULL;
-    return d && d->bytes > 0 && !d->contiguous;
+typedef struct span {
+    long long from, to;   /* elements */
+} span;
+
+static int by_from(const void *p, const void *q) {
+    const span *a = p, *b = q;
+    return a->from < b->from ? -1 : a->from > b->from;
 }
 
-/* Maps side x (its arrays into m->counts/displs, given) and stages it if it has gaps. */
-static int map_side(const side *x, cm_stage *st, mapped *m, const char *fn) {
+/* Whether two non-empty receive blocks of a v side overlap.  MPI calls that erroneous but
+ * runs it (MPICH's allgatherv4 does); collie refuses it, and a rank cannot go to PMPI
+ * alone (its displacements are its own), so such a side is received into a packed copy
+ * and unpacked block after block (the last block written wins, as with no MPI guarantee). */
+static bool overlapping(const side *x) {
+    long long end = 0;
+    bool sorted = true;
+    for (int j = 0; j < x->n && sorted; j++)
+        if (x->counts[j] > 0) {
+            sorted = x->displs[j] >= end;
+            end = (long long)x->displs[j] + x->counts[j];
+        }
+    if (sorted)
+        return false;
+    span *sp = malloc((size_t)x->n * sizeof *sp);
+    int n = 0;
+    bool over = !sp;   /* without memory: staged, which is always right */
+    for (int j = 0; sp && j < x->n; j++)
+        if (x->counts[j] > 0)
+            sp[n++] = (span){ x->displs[j], (long long)x->displs[j] + x->counts[j] };
+    if (sp)
+        qsort(sp, (size_t)n, sizeof *sp, by_from);
+    for (int k = 1; sp && k < n && !over; k++)
+        over = sp[k].from < sp[k - 1].to;
+    free(sp);
+    return over;
+}
+
+/* Whether side x is moved through a packed copy: a datatype with gaps, or overlapping
+ * receive blocks. */
+static bool staged_side(const side *x) {
+    const cm_dtype *d = x->n ? dtype_of_side(x) : NULL;
+    if (!d || d->bytes == 0)
+        return false;
+    return !d->contiguous || (x->out && x->counts && x->n > 1 && overlapping(x));
+}
+
+/* Maps side x (its arrays into m->counts/displs, given) and stages it (staged_side). */
+static int map_side(const side *x, bool staged, cm_stage *st, mapped *m, const char *fn) {
     if (!x->n)
         return COLLIE_OK;
     const cm_dtype *d = dtype_of_side(x);
     if (!d)
         return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory for the datatype's record", fn);
-    bool staged = d->bytes > 0 && !d->contiguous;
     size_t total = 0;
     m->buf = x->buf;
     if (x->counts) {
@@ -230,13 +270,15 @@ static int map_data(cm_call *c, collie_call *k, const cm_xargs *a) {
     int st = sides_of(a, rank, P, &s, &r, &ip);
     if (st)
         return st;
-    cm_extra local, *x = extra_for(c, a, gapped(&s) || gapped(&r), &local);
+    bool stage_s = staged_side(&s), stage_r = staged_side(&r);
+    cm_extra local, *x = extra_for(c, a, stage_s || stage_r, &local);
     if (!x)
         return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory for the call's arrays", a->fn);
     size_t *arr = x->arrays;
     mapped ms = { NULL, 0, arr, arr ? arr + P : NULL };
     mapped mr = { NULL, 0, arr ? arr + 2 * P : NULL, arr ? arr + 3 * P : NULL };
-    if ((st = map_side(&s, &x->stage[0], &ms, a->fn)) || (st = map_side(&r, &x->stage[1], &mr, a->fn)))
+    if ((st = map_side(&s, stage_s, &x->stage[0], &ms, a->fn)) ||
+        (st = map_side(&r, stage_r, &x->stage[1], &mr, a->fn)))
         return st;
     bool root = rank == a->root;
     bool by_send = a->coll == COLL_SCATTER ? root : a->coll == COLL_GATHER && !root;
