@@ -10,8 +10,9 @@
  * Every result is checked against the independent reference (mpi_check_ref.c); rank 0
  * prints one digest line per case (a hash over all ranks' results), so a run under
  * LD_PRELOAD=libcollie_mpi.so and a plain run can be compared with diff.  Exit status 1
- * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] (--quick: fewer large
- * counts; --colls-only: only the cases of allgather … exscan).
+ * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick] (--quick:
+ * fewer large counts, and --colls-quick; --colls-only: only the cases of allgather …
+ * exscan; --colls-quick: about half of those).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ const char *const xcoll_names[X_NCOLLS] = { "allgather", "allgatherv", "reduce_s
                                             "reduce_scatter", "alltoall", "alltoallv", "gather",
                                             "gatherv", "scatter", "scatterv", "scan", "exscan" };
 
-int world_rank, world_size, failures, quick;
+int world_rank, world_size, failures, quick, colls_quick;
 static MPI_Op user_ops[2];   /* user_sum_mod (commutative), user_affine (not) */
 
 MPI_Op mpi_op(enum top op) {
@@ -54,6 +55,33 @@ void report(const char *label, const void *buf, size_t bytes) {
         printf("%s %016llx\n", label, (unsigned long long)all);
         free(hs);
     }
+}
+
+/* report() for many cases with one MPI_Gather: the digests are kept (with rank 0's labels)
+ * until report_flush() gathers them all and prints the lines in order. */
+#define MAX_LATER 64
+static uint64_t later_hash[MAX_LATER];
+static char later_label[MAX_LATER][200];
+static int nlater;
+
+void report_flush(void) {
+    uint64_t *hs = world_rank == 0 ? xmalloc((size_t)world_size * MAX_LATER * sizeof *hs) : NULL;
+    MPI_Gather(later_hash, nlater, MPI_UINT64_T, hs, nlater, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    for (int i = 0; world_rank == 0 && i < nlater; i++) {
+        uint64_t all = 0;
+        for (int r = 0; r < world_size; r++)
+            all = digest(&hs[(size_t)r * nlater + i], sizeof *hs, all);
+        printf("%s %016llx\n", later_label[i], (unsigned long long)all);
+    }
+    free(hs);
+    nlater = 0;
+}
+
+void report_later(const char *label, const void *buf, size_t bytes) {
+    if (nlater == MAX_LATER)
+        report_flush();
+    later_hash[nlater] = digest(buf, bytes, 0xcbf29ce484222325ull);
+    snprintf(later_label[nlater++], sizeof later_label[0], "%s", label);
 }
 
 void check(const char *label, const ttype *t, size_t count, const void *got, const void *want) {
@@ -376,7 +404,9 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         quick = quick || strcmp(argv[i], "--quick") == 0;
         colls_only = colls_only || strcmp(argv[i], "--colls-only") == 0;
+        colls_quick = colls_quick || strcmp(argv[i], "--colls-quick") == 0;
     }
+    colls_quick = colls_quick || quick;
     MPI_Op_create(user_sum_mod, 1, &user_ops[0]);
     MPI_Op_create(user_affine, 0, &user_ops[1]);
     if (!colls_only) {

@@ -60,10 +60,14 @@ void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt);
 
 /* The harness (mpi_check.c). */
 enum form { F_BLOCKING, F_WAIT, F_TEST, F_PERSISTENT };
-extern int world_rank, world_size, failures, quick;
+extern int world_rank, world_size, failures, quick, colls_quick;
 MPI_Op mpi_op(enum top op);
 void *xmalloc(size_t n);
 void report(const char *label, const void *buf, size_t bytes);
+/* The same, printed (with one MPI_Gather for all) at report_flush(); every rank must call
+ * both in the same order. */
+void report_later(const char *label, const void *buf, size_t bytes);
+void report_flush(void);
 void check(const char *label, const ttype *t, size_t count, const void *got, const void *want);
 void test_allreduce(const ttype *t, enum top op, size_t count, enum form form, int in_place,
                     MPI_Comm comm, const char *comm_name);

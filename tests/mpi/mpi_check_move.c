@@ -11,8 +11,8 @@
  * hole as large) on every rank, and ranks using different datatypes of the same type
  * signature (plain, with gaps, pairs of elements) in one call; receive blocks that overlap
  * (erroneous, but MPI runs it); the halves of
- * MPI_Comm_split (--quick: a third of the cases).  Rank 0 prints a digest per case
- * (mpi_check.c's report()).
+ * MPI_Comm_split (--colls-quick: half of the cases).  Rank 0 prints a digest per case
+ * (mpi_check.c's report_later()).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -245,14 +245,14 @@ static void run_case(const mcase *c, MPI_Comm comm, const char *cname) {
     xcall x = call_of(c, &m, comm);
     xrun(&x, c->form, fill, verify, &m);
     if (!unreported)
-        report(label, m.r.mem, m.r.n ? m.r.elems * m.r.t.extent : 0);
+        report_later(label, m.r.mem, m.r.n ? m.r.elems * m.r.t.extent : 0);
     free(m.s.cu), free(m.r.cu), free(m.s.mem), free(m.r.mem), free(m.want);
 }
 
 static void cases_for(enum xcoll coll, MPI_Comm comm, const char *cname, bool sub) {
     int P;
     MPI_Comm_size(comm, &P);
-    int big = quick ? 2000 : 10007;
+    int big = colls_quick ? 2000 : 10007;
     bool v = is_v(coll);
     mcase world[] = {
         { coll, B_INT, V_PLAIN, 1, 0, false, false, F_BLOCKING },
@@ -270,10 +270,11 @@ static void cases_for(enum xcoll coll, MPI_Comm comm, const char *cname, bool su
     };
     const mcase *list = sub ? half : world;
     size_t n = sub ? sizeof half / sizeof half[0] : sizeof world / sizeof world[0];
-    unsigned in_quick = sub ? 0x2u : 0x59u;   /* --quick: cases 1 (sub); 0, 3, 4, 6 (world) */
+    unsigned in_quick = sub ? 0x2u : 0x79u;   /* --colls-quick: 1 (sub); 0, 3-6 (world) */
     for (size_t i = 0; i < n; i++)
-        if (!quick || (in_quick >> i & 1u))
+        if (!colls_quick || (in_quick >> i & 1u))
             run_case(&list[i], comm, cname);
+    report_flush();
 }
 
 /* Receive blocks that overlap (all at displacement 0), which MPI calls erroneous but runs

@@ -8,8 +8,8 @@
  * Types and ops: int sum, char sum (the platform's char), double max, uint8 bxor in place,
  * MPI_DOUBLE_INT minloc, the commutative user op on int, the non-commutative one on pairs
  * (rank order matters); counts 0, 1, several, large; reduce_scatter's counts with zeros; the
- * halves of MPI_Comm_split (--quick: about half the cases); long double (collie passes it
- * to PMPI).
+ * halves of MPI_Comm_split (--colls-quick: about half the cases); long double (collie
+ * passes it to PMPI).
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -94,7 +94,7 @@ static void run_scase(const scase *c, MPI_Comm comm, const char *cname) {
     xrun(&x, c->form, sfill, sverify, &m);
     bool undefined = c->coll == X_EXSCAN && m.me == 0;
     clear_padding(c->t, m.out_elems, m.recv);
-    report(label, m.recv, undefined ? 0 : m.out_elems * sz);
+    report_later(label, m.recv, undefined ? 0 : m.out_elems * sz);
     free(m.counts), free(m.send), free(m.recv), free(m.full), free(m.want);
 }
 
@@ -107,7 +107,7 @@ static void cases_for(enum xcoll coll, MPI_Comm comm, const char *cname, bool su
     static ttype tchar, tuint8;
     const ttype *ch = tt(&tchar, (ttype){ "char", MPI_CHAR, CHAR_MIN < 0 ? K_SIGNED : K_UNSIGNED, 1 });
     const ttype *u8 = tt(&tuint8, (ttype){ "uint8", MPI_UNSIGNED_CHAR, K_UNSIGNED, 1 });
-    int big = quick ? 2000 : 10007;
+    int big = colls_quick ? 2000 : 10007;
     scase world[] = {
         { coll, type_int(), T_SUM, 1, false, F_BLOCKING },
         { coll, type_int(), T_SUM, 0, false, F_BLOCKING },
@@ -127,10 +127,11 @@ static void cases_for(enum xcoll coll, MPI_Comm comm, const char *cname, bool su
     };
     const scase *list = sub ? half : world;
     size_t n = sub ? sizeof half / sizeof half[0] : sizeof world / sizeof world[0];
-    unsigned in_quick = sub ? 0x2u : 0x389u;   /* --quick: 1 (sub); 0, 3, 7, 8, 9 (world) */
+    unsigned in_quick = sub ? 0x2u : 0x38du;   /* --colls-quick: 1 (sub); 0, 2, 3, 7-9 */
     for (size_t i = 0; i < n; i++)
-        if (!quick || (in_quick >> i & 1u))
+        if (!colls_quick || (in_quick >> i & 1u))
             run_scase(&list[i], comm, cname);
+    report_flush();
 }
 
 /* Long double: collie passes it to PMPI; the same result (as doubles: no padding bytes). */
