@@ -342,7 +342,7 @@ static bool use_cells(const collie_request_t *req) {
 
 /* A call that would take the cells but is at most collie_cells.slots_max bytes runs the
  * algorithm's schedule (build()) through the slots instead, as a schedule algorithm does:
- * below ~1 MiB the cells' steps cost more than they save (docs/performance.md).  Every
+ * up to ~512 KiB the cells' steps cost more than they save (docs/design.md).  Every
  * rank read the board before it starts (done), so none may post its next call before all
  * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
 static bool use_slots(const collie_request_t *req) {

@@ -1,10 +1,12 @@
 /*
  * env.c — the COLLIE_* environment, checked once at collie_init: every numeric variable is
- * parsed strictly (a whole number in its range; the error shows the text the user set),
+ * parsed strictly (a whole number in its range, sizes with an optional K/M/G suffix; the
+ * error shows the text the user set),
  * COLLIE_LOG must name a level, and a COLLIE_* name that collie does not know is warned
  * about with the nearest known name (a typo would otherwise be ignored silently).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <strings.h>
 
 #include "base/base.h"
+#include "base/size_suffix.h"
 
 extern char **environ;
 
@@ -67,8 +70,14 @@ int collie_env_parse(const char *name, const char *text, long long min, long lon
     char *end;
     errno = 0;
     long long x = strtoll(text, &end, 10);
-    if (end == text || *end || errno == ERANGE)
-        return collie_fail(COLLIE_ERR_ARG, "%s=\"%.64s\" is not a whole number", name, text);
+    long long scale = end == text ? 0 : collie_size_suffix_scale(end);
+    if (scale == 0 || errno == ERANGE)
+        return collie_fail(COLLIE_ERR_ARG, "%s=\"%.64s\" is not a whole number (sizes may end "
+                           "in K, M or G)", name, text);
+    if (x > LLONG_MAX / scale || x < LLONG_MIN / scale)
+        return collie_fail(COLLIE_ERR_ARG, "%s=%.64s is out of range (%lld .. %lld)", name,
+                           text, min, max);
+    x *= scale;
     if (x < min || x > max)
         return collie_fail(COLLIE_ERR_ARG, "%s=%.64s is out of range (%lld .. %lld)", name,
                            text, min, max);

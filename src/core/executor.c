@@ -31,12 +31,20 @@
 #define DIRECT_CHUNK_TARGET (256u * 1024u)
 #define OP_DONE UINT64_MAX
 
+/* Single copy (process_vm_readv) for messages from direct_min in any call; from direct_mid_min
+ * in calls up to direct_mid_max_call only when the call does not reduce.  Measured at P = 2
+ * with the input rewritten before every call (collie-bench --fresh-data, docs/performance.md):
+ * the kernel copy of a peer's just-written input made allreduce and reduce 1.2-1.6x slower
+ * than the two copies through the slots from 32 to 128 KiB (it only won with the same input
+ * reused, whose lines stay cached on the reader); a bcast's or gather's is even or faster. */
 static bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
     const collie_transport *tp = req->team->tp;
     if (!tp->direct_ok || msg_bytes <= req->chunk_bytes)
         return false;
-    return msg_bytes >= tp->direct_min_bytes ||
-           (msg_bytes >= tp->direct_mid_min_bytes && req->args.bytes <= tp->direct_mid_max_call_bytes);
+    if (msg_bytes >= tp->direct_min_bytes)
+        return true;
+    return msg_bytes >= tp->direct_mid_min_bytes && !collie_coll_has_op(req->args.coll) &&
+           req->args.bytes <= tp->direct_mid_max_call_bytes;
 }
 
 static uint64_t chunk_size(const collie_request_t *req, uint64_t msg_bytes) {

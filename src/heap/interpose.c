@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/size_suffix.h"
 #include "heap/arena.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -325,12 +327,14 @@ static bool env_size(const char *name, size_t *out) {
     char *end, text[160];
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || *v == '-') {
-        snprintf(text, sizeof text, "%s=\"%.40s\" is not a whole number; the shared heap is off", name, v);
+    long long scale = end == v ? 0 : collie_size_suffix_scale(end);
+    if (errno || scale == 0 || *v == '-' || x > SIZE_MAX / (unsigned long long)scale) {
+        snprintf(text, sizeof text, "%s=\"%.40s\" is not a whole number (K, M or G may follow); "
+                 "the shared heap is off", name, v);
         say(text);
         return false;
     }
-    *out = (size_t)x;
+    *out = (size_t)(x * (unsigned long long)scale);
     return true;
 }
 

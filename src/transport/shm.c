@@ -221,7 +221,8 @@ static int count_cpus(void) {
 
 /* Messages from 256 KiB go single-copy in every call.  In calls up to 1 MiB, messages from
  * 32 KiB do too when every rank has a core: measured at P = 2 (docs/performance.md),
- * 64 KiB bcast 7.9 -> 2.9 us, 1 MiB 98 -> 68 us; flat allreduce 64 KiB 9.2 -> 5.4 us.
+ * 64 KiB bcast 7.9 -> 2.9 us, 1 MiB 98 -> 68 us (reductions: not in the mid range, see
+ * use_direct in core/executor.c).
  * Not above 1 MiB (the pipeline segments of chain and ring_pipelined would each wait for
  * their reader: 2 MiB ring_pipelined 285 -> 498 us), and not with more ranks than cores
  * (a sender waits for a reader that is not running: P = 8 32 KiB reduce 15 -> 26 us). */
@@ -280,7 +281,7 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     if (size <= 1)
         kernel_min = UINT64_MAX;
     cells.kernel_min = kernel_min ? kernel_min : collie_shm_measure_kernel_min();
-    cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", 1 << 20);
+    cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", 512 << 10);
     im->hdr->cells = cells;
     atomic_store_explicit(&im->hdr->magic, SHM_MAGIC, memory_order_release);
     return COLLIE_OK;

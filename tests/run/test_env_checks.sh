@@ -26,6 +26,10 @@ case_ WANT_ERR 'COLLIE_TIMEOUT_MS=-5 is out of range' COLLIE_TIMEOUT_MS=-5
 case_ WANT_ERR 'COLLIE_TIMEOUT_MS="abc" is not a whole number' COLLIE_TIMEOUT_MS=abc
 case_ WANT_ERR 'COLLIE_SHM_SLOT_BYTES=4294967296 is out of range' COLLIE_SHM_SLOT_BYTES=4294967296
 case_ WANT_ERR 'COLLIE_SHM_SLOTS=-1 is out of range' COLLIE_SHM_SLOTS=-1
+case_ WANT_ERR 'COLLIE_SHM_SLOT_BYTES=4G is out of range' COLLIE_SHM_SLOT_BYTES=4G
+case_ WANT_ERR 'COLLIE_SHM_SLOT_BYTES="64X" is not a whole number' COLLIE_SHM_SLOT_BYTES=64X
+case_ WANT_ERR 'COLLIE_SHM_SLOT_BYTES="K" is not a whole number' COLLIE_SHM_SLOT_BYTES=K
+case_ WANT_OK '# collie-bench' COLLIE_SHM_SLOT_BYTES=64K COLLIE_SHM_CELL_BYTES=1MiB
 case_ WANT_ERR 'COLLIE_LOG="verbose" is not valid (valid: error, warn, info, debug)' COLLIE_LOG=verbose
 case_ WANT_ERR 'COLLIE_REDUCE_ISA="sse9" is not valid' COLLIE_REDUCE_ISA=sse9
 case_ WANT_OK 'unknown environment variable COLLIE_TIMOUT_MS is ignored (did you mean COLLIE_TIMEOUT_MS?)' COLLIE_TIMOUT_MS=5
