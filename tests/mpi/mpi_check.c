@@ -12,7 +12,7 @@
  * LD_PRELOAD=libcollie_mpi.so and a plain run can be compared with diff.  Exit status 1
  * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick] (--quick:
  * fewer large counts, and --colls-quick; --colls-only: only the cases of allgather …
- * exscan; --colls-quick: about half of those).
+ * exscan; --colls-quick: about half of those; --no-colls: none of those).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -400,11 +400,12 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int colls_only = 0;
+    int colls_only = 0, no_colls = 0;
     for (int i = 1; i < argc; i++) {
         quick = quick || strcmp(argv[i], "--quick") == 0;
         colls_only = colls_only || strcmp(argv[i], "--colls-only") == 0;
         colls_quick = colls_quick || strcmp(argv[i], "--colls-quick") == 0;
+        no_colls = no_colls || strcmp(argv[i], "--no-colls") == 0;
     }
     colls_quick = colls_quick || quick;
     MPI_Op_create(user_sum_mod, 1, &user_ops[0]);
@@ -420,8 +421,10 @@ int main(int argc, char **argv) {
 #endif
         run_extra_cases();
     }
-    run_move_cases();
-    run_scan_cases();
+    if (!no_colls) {
+        run_move_cases();
+        run_scan_cases();
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
