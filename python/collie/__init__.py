@@ -1,4 +1,5 @@
-"""collie from Python: collectives (allreduce, reduce, bcast, barrier) on numpy arrays,
+"""collie from Python: collectives (allreduce, reduce, bcast, barrier, allgather(v),
+reduce_scatter(_block), alltoall(v), gather(v), scatter(v), scan, exscan) on numpy arrays,
 any object with the buffer protocol, or a CPU tensor with ``__dlpack__`` — without copies.
 
     import collie, numpy as np
@@ -8,6 +9,11 @@ any object with the buffer protocol, or a CPU tensor with ``__dlpack__`` — wit
     world.bcast(x, root=0)         # in place
     r = world.reduce(x, root=0)    # the array at the root, None elsewhere
     req = world.iallreduce(x, out=y); req.test(timeout_ms=0); req.wait()
+    rows = world.allgather(x)      # shape (size, *x.shape); gather(x, root) at the root only
+    mine = world.reduce_scatter_block(rows)   # block `rank` of the sum (rows[j]: block j)
+    world.alltoall(x, out=y); world.scatter(x, root=0); world.scan(x); world.exscan(x)
+    world.allgatherv(x, counts), reduce_scatter(x, counts), alltoallv(x, sc, rc), gatherv,
+    scatterv: counts (and displs) in elements, one per rank; an i… form of each collective
     sub = world.split(color, key)  # a new Team (None for a negative color); sub.free()
     with world.dup() as d: ...     # freed at the end of the block
     collie.finalize()

@@ -209,6 +209,35 @@ PyObject *pyc_buf_new_like(PyObject *obj, const pyc_buf *b) {
     return r;
 }
 
+int pyc_buf_shape(PyObject *obj, const pyc_buf *b, Py_ssize_t *dims, const char *fn) {
+    const Py_buffer *v = &b->view;
+    int nd = v->obj ? v->ndim : b->dl.managed ? b->dl.ndim
+                              : pyc_ndarray_shape(obj, dims, PYC_MAXDIM);
+    if (nd < 0 || nd > PYC_MAXDIM) {
+        pyc_raise(COLLIE_ERR_ARG, "%s: x has %d dimensions (at most %d)", fn, nd, PYC_MAXDIM);
+        return -1;
+    }
+    for (int i = 0; i < nd && v->obj; i++)   /* PyBUF_STRIDES: shape is always given */
+        dims[i] = v->shape ? v->shape[i] : v->len / v->itemsize;
+    for (int i = 0; i < nd && !v->obj && b->dl.managed; i++)
+        dims[i] = (Py_ssize_t)b->dl.shape[i];
+    return nd;
+}
+
+PyObject *pyc_buf_new_shape(PyObject *obj, const pyc_buf *b, int nd, const Py_ssize_t *dims) {
+    PyObject *r = obj ? pyc_ndarray_empty(obj, nd, dims) : NULL;
+    if (r || PyErr_Occurred())
+        return r;
+    PyObject *shape = PyTuple_New(nd);
+    if (!shape)
+        return NULL;
+    for (int i = 0; i < nd; i++)
+        PyTuple_SET_ITEM(shape, i, PyLong_FromSsize_t(dims[i]));
+    r = PyObject_CallFunction(helpers.empty, "OKi", shape, (unsigned long long)b->dtype, 0);
+    Py_DECREF(shape);
+    return r;
+}
+
 int pyc_buf_match(const pyc_buf *x, const pyc_buf *out, const char *fn) {
     if (x->dtype != out->dtype || x->count != out->count) {
         pyc_raise(COLLIE_ERR_ARG,

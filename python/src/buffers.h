@@ -27,6 +27,13 @@ void pyc_buf_release(pyc_buf *b);
 PyObject *pyc_buf_new_like(PyObject *obj, const pyc_buf *b);
 /* x and out must agree: same datatype and count, the same memory order, no partial overlap. */
 int pyc_buf_match(const pyc_buf *x, const pyc_buf *out, const char *fn);
+/* The shape of the object b views (obj: what b came from) into dims[PYC_MAXDIM]: the
+ * number of dimensions, or -1 with CollieError set. */
+enum { PYC_MAXDIM = 64 };
+int pyc_buf_shape(PyObject *obj, const pyc_buf *b, Py_ssize_t *dims, const char *fn);
+/* A new C-order array of shape dims[nd] and b's datatype (a numpy array of obj's dtype when
+ * obj is one, so ml_dtypes' bfloat16 stays bfloat16). */
+PyObject *pyc_buf_new_shape(PyObject *obj, const pyc_buf *b, int nd, const Py_ssize_t *dims);
 const char *pyc_dtype_name(collie_dtype_t t);
 size_t pyc_dtype_size(collie_dtype_t t);
 

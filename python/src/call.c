@@ -54,7 +54,7 @@ int pyc_parse(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject 
     return 0;
 }
 
-static int parse_root(pyc_call *c, PyObject *root) {
+int pyc_call_root(pyc_call *c, PyObject *root) {
     if (!root || root == Py_None)
         return 0;
     long r = PyLong_AsLong(root);
@@ -82,7 +82,8 @@ static int prepare_bcast(pyc_call *c, PyObject *x) {
     return 0;
 }
 
-/* allreduce, reduce: x read, out written where the result goes (new array if None). */
+/* allreduce, reduce, scan, exscan: x read, out written where the result goes (a new array
+ * if None; none at a non-root of reduce nor at rank 0 of exscan, whose result is None). */
 static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *out,
                              PyObject *op) {
     if (pyc_buf_get(x, 0, c->fn, "x", &c->x))
@@ -93,7 +94,9 @@ static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *ou
     c->op = capi.builtin[0]; /* "sum" */
     if (op && pyc_op_resolve(op, c->fn, &c->op, &c->user))
         return -1;
-    if (c->coll == PYC_REDUCE && c->root != t->rank) {
+    int exscan0 = c->coll == PYC_EXSCAN && t->rank == 0; /* result undefined: None */
+    if ((c->coll == PYC_REDUCE && c->root != t->rank) ||
+        (exscan0 && (!out || out == Py_None))) {
         c->result = Py_NewRef(Py_None);
         return 0;
     }
@@ -108,13 +111,15 @@ static int prepare_reduction(pyc_team *t, pyc_call *c, PyObject *x, PyObject *ou
     c->recv = c->out.ptr;
     if (c->send == c->recv)
         c->send = COLLIE_IN_PLACE;
+    if (exscan0)   /* out is checked and passed, and left untouched */
+        Py_SETREF(c->result, Py_NewRef(Py_None));
     return 0;
 }
 
 int pyc_call_prepare(pyc_team *t, pyc_call *c, PyObject *x, PyObject *out, PyObject *op,
                      PyObject *root) {
     int st = 0;
-    if (pyc_reentered(c->fn) || !pyc_team_live(t, c->fn) || parse_root(c, root))
+    if (pyc_reentered(c->fn) || !pyc_team_live(t, c->fn) || pyc_call_root(c, root))
         st = -1;
     else if (c->coll == PYC_BCAST)
         st = prepare_bcast(c, x);
@@ -128,6 +133,8 @@ int pyc_call_prepare(pyc_team *t, pyc_call *c, PyObject *x, PyObject *out, PyObj
 }
 
 void pyc_call_release(pyc_call *c) {
+    PyMem_Free(c->arrays);
+    c->arrays = NULL;
     pyc_buf_release(&c->x);
     pyc_buf_release(&c->out);
     Py_CLEAR(c->result);
@@ -147,8 +154,11 @@ static int run(pyc_team *t, pyc_call *c) {
     case PYC_BCAST:
         st = capi.bcast(t->team, c->recv, c->count, c->dtype, c->root);
         break;
-    default:
+    case PYC_BARRIER:
         st = capi.barrier(t->team);
+        break;
+    default:
+        st = pyc_colls_run(t, c);
         break;
     }
     pyc_unlock();

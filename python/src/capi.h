@@ -44,6 +44,49 @@ typedef struct {
     int (*test)(collie_request_t *, int);
     int (*wait)(collie_request_t *);
     void (*request_free)(collie_request_t *);
+    /* the collectives of issue 16 (colls.c, colls_v.c; run by colls_exec.c) */
+    int (*allgather)(collie_team_t *, const void *, void *, size_t, collie_dtype_t);
+    int (*allgatherv)(collie_team_t *, const void *, size_t, void *, const size_t *,
+                      const size_t *, collie_dtype_t);
+    int (*reduce_scatter_block)(collie_team_t *, const void *, void *, size_t, collie_dtype_t,
+                                collie_op_t);
+    int (*reduce_scatter)(collie_team_t *, const void *, void *, const size_t *,
+                          collie_dtype_t, collie_op_t);
+    int (*alltoall)(collie_team_t *, const void *, void *, size_t, collie_dtype_t);
+    int (*alltoallv)(collie_team_t *, const void *, const size_t *, const size_t *, void *,
+                     const size_t *, const size_t *, collie_dtype_t);
+    int (*gather)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, int);
+    int (*gatherv)(collie_team_t *, const void *, size_t, void *, const size_t *,
+                   const size_t *, collie_dtype_t, int);
+    int (*scatter)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, int);
+    int (*scatterv)(collie_team_t *, const void *, const size_t *, const size_t *, void *,
+                    size_t, collie_dtype_t, int);
+    int (*scan)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t);
+    int (*exscan)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t);
+    int (*iallgather)(collie_team_t *, const void *, void *, size_t, collie_dtype_t,
+                      collie_request_t **);
+    int (*iallgatherv)(collie_team_t *, const void *, size_t, void *, const size_t *,
+                       const size_t *, collie_dtype_t, collie_request_t **);
+    int (*ireduce_scatter_block)(collie_team_t *, const void *, void *, size_t,
+                                 collie_dtype_t, collie_op_t, collie_request_t **);
+    int (*ireduce_scatter)(collie_team_t *, const void *, void *, const size_t *,
+                           collie_dtype_t, collie_op_t, collie_request_t **);
+    int (*ialltoall)(collie_team_t *, const void *, void *, size_t, collie_dtype_t,
+                     collie_request_t **);
+    int (*ialltoallv)(collie_team_t *, const void *, const size_t *, const size_t *, void *,
+                      const size_t *, const size_t *, collie_dtype_t, collie_request_t **);
+    int (*igather)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, int,
+                   collie_request_t **);
+    int (*igatherv)(collie_team_t *, const void *, size_t, void *, const size_t *,
+                    const size_t *, collie_dtype_t, int, collie_request_t **);
+    int (*iscatter)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, int,
+                    collie_request_t **);
+    int (*iscatterv)(collie_team_t *, const void *, const size_t *, const size_t *, void *,
+                     size_t, collie_dtype_t, int, collie_request_t **);
+    int (*iscan)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t,
+                 collie_request_t **);
+    int (*iexscan)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t,
+                   collie_request_t **);
     collie_op_t builtin[PYC_NOPS];
 } pyc_api;
 

@@ -53,3 +53,21 @@ PyObject *pyc_ndarray_new_like(PyObject *obj) {
         return NULL;
     return PyArray_NewLikeArray((PyArrayObject *)obj, NPY_KEEPORDER, NULL, 0);
 }
+
+PyObject *pyc_ndarray_empty(PyObject *obj, int nd, const Py_ssize_t *dims) {
+    if (!PyArray_Check(obj))
+        return NULL;
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)obj);
+    Py_INCREF(d);   /* PyArray_Empty steals it */
+    return PyArray_Empty(nd, (npy_intp *)dims, d, 0);
+}
+
+int pyc_ndarray_shape(PyObject *obj, Py_ssize_t *dims, int max) {
+    if (!PyArray_Check(obj))
+        return -1;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int nd = PyArray_NDIM(a);
+    for (int i = 0; i < nd && i < max; i++)
+        dims[i] = (Py_ssize_t)PyArray_DIM(a, i);
+    return nd;
+}

@@ -15,5 +15,10 @@ int pyc_ndarray_get(PyObject *obj, int writable, pyc_buf *b);
 /* An uninitialised array like obj (same shape, dtype, memory order), or NULL if obj is not
  * an ndarray (no error set). */
 PyObject *pyc_ndarray_new_like(PyObject *obj);
+/* An uninitialised C-order array of obj's dtype and shape dims[nd], or NULL if obj is not an
+ * ndarray (no error set). */
+PyObject *pyc_ndarray_empty(PyObject *obj, int nd, const Py_ssize_t *dims);
+/* obj's number of dimensions (its shape into dims[max]), or -1 if obj is not an ndarray. */
+int pyc_ndarray_shape(PyObject *obj, Py_ssize_t *dims, int max);
 
 #endif

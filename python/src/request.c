@@ -28,8 +28,11 @@ static int start(pyc_team *t, pyc_call *c, collie_request_t **req) {
     case PYC_BCAST:
         st = capi.ibcast(t->team, c->recv, c->count, c->dtype, c->root, req);
         break;
-    default:
+    case PYC_BARRIER:
         st = capi.ibarrier(t->team, req);
+        break;
+    default:
+        st = pyc_colls_start(t, c, req);
         break;
     }
     pyc_unlock();

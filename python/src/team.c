@@ -5,9 +5,11 @@
  *   bcast(x, root=0)                        -> x (in place)
  *   barrier()
  *   iallreduce / ireduce / ibcast / ibarrier (same arguments) -> collie.Request
+ *   allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v), scan, exscan
+ *   and their i… forms: colls.c, colls_v.c
  *   split(color, key=0) -> Team or None, dup() -> Team, free(), with-block: team_split.c
  */
-#include "call.h"
+#include "colls.h"
 
 static const char *const reduction_names[] = { "x", "out", "op" };
 static const char *const reduce_names[] = { "x", "root", "out", "op" };
@@ -87,6 +89,45 @@ static PyMethodDef team_methods[] = {
     { "ireduce", FN(t_ireduce), FASTKW, "ireduce(x, root=0, out=None, op='sum') -> Request" },
     { "ibcast", FN(t_ibcast), FASTKW, "ibcast(x, root=0) -> Request" },
     { "ibarrier", FN(t_ibarrier), METH_NOARGS, "ibarrier() -> Request" },
+    { "allgather", FN(pyc_t_allgather), FASTKW,
+      "allgather(x, out=None) -> out: shape (size, *x.shape), row j from rank j" },
+    { "allgatherv", FN(pyc_t_allgatherv), FASTKW,
+      "allgatherv(x, counts, out=None, displs=None) -> out (1-D)" },
+    { "reduce_scatter_block", FN(pyc_t_reduce_scatter_block), FASTKW,
+      "reduce_scatter_block(x, out=None, op='sum') -> block rank of the reduction of x "
+      "(P blocks)" },
+    { "reduce_scatter", FN(pyc_t_reduce_scatter), FASTKW,
+      "reduce_scatter(x, counts, out=None, op='sum') -> counts[rank] elements of the reduction" },
+    { "alltoall", FN(pyc_t_alltoall), FASTKW,
+      "alltoall(x, out=None) -> out: block j came from rank j" },
+    { "alltoallv", FN(pyc_t_alltoallv), FASTKW,
+      "alltoallv(x, sendcounts, recvcounts, out=None, sdispls=None, rdispls=None) -> out (1-D)" },
+    { "gather", FN(pyc_t_gather), FASTKW,
+      "gather(x, root=0, out=None) -> (size, *x.shape) at the root, None elsewhere" },
+    { "gatherv", FN(pyc_t_gatherv), FASTKW,
+      "gatherv(x, counts=None, root=0, out=None, displs=None) -> 1-D at the root, None elsewhere" },
+    { "scatter", FN(pyc_t_scatter), FASTKW,
+      "scatter(x, root=0, out=None) -> this rank's block of the root's x" },
+    { "scatterv", FN(pyc_t_scatterv), FASTKW,
+      "scatterv(x, counts=None, root=0, out=None, displs=None) -> counts[rank] elements" },
+    { "scan", FN(pyc_t_scan), FASTKW, "scan(x, out=None, op='sum') -> x0 op ... op x(rank)" },
+    { "exscan", FN(pyc_t_exscan), FASTKW,
+      "exscan(x, out=None, op='sum') -> x0 op ... op x(rank-1); None at rank 0" },
+    { "iallgather", FN(pyc_t_iallgather), FASTKW, "iallgather(...) -> Request (see allgather)" },
+    { "iallgatherv", FN(pyc_t_iallgatherv), FASTKW,
+      "iallgatherv(...) -> Request (see allgatherv)" },
+    { "ireduce_scatter_block", FN(pyc_t_ireduce_scatter_block), FASTKW,
+      "ireduce_scatter_block(...) -> Request (see reduce_scatter_block)" },
+    { "ireduce_scatter", FN(pyc_t_ireduce_scatter), FASTKW,
+      "ireduce_scatter(...) -> Request (see reduce_scatter)" },
+    { "ialltoall", FN(pyc_t_ialltoall), FASTKW, "ialltoall(...) -> Request (see alltoall)" },
+    { "ialltoallv", FN(pyc_t_ialltoallv), FASTKW, "ialltoallv(...) -> Request (see alltoallv)" },
+    { "igather", FN(pyc_t_igather), FASTKW, "igather(...) -> Request (see gather)" },
+    { "igatherv", FN(pyc_t_igatherv), FASTKW, "igatherv(...) -> Request (see gatherv)" },
+    { "iscatter", FN(pyc_t_iscatter), FASTKW, "iscatter(...) -> Request (see scatter)" },
+    { "iscatterv", FN(pyc_t_iscatterv), FASTKW, "iscatterv(...) -> Request (see scatterv)" },
+    { "iscan", FN(pyc_t_iscan), FASTKW, "iscan(...) -> Request (see scan)" },
+    { "iexscan", FN(pyc_t_iexscan), FASTKW, "iexscan(...) -> Request (see exscan)" },
     { "split", FN(pyc_team_split), FASTKW,
       "split(color, key=0) -> a new Team of the ranks with the same color, ordered by key "
       "then rank; None for a negative color or None (collective)" },

@@ -173,6 +173,75 @@ def test_reduce_scatter(pg, op, dtype):
     assert torch.equal(out2, expect)
 
 
+def test_all_gather_in_place(pg):
+    """all_gather_into_tensor with the input as the output's block `rank` (as FSDP does):
+    collie runs it in place; a non-contiguous output goes through a copy."""
+    rank, P = dist.get_rank(), size()
+    xs = [data(r, torch.float32, shape=(6,), seed=2) for r in range(P)]
+    out = torch.zeros(P * 6)
+    out[rank * 6:(rank + 1) * 6] = xs[rank]
+    dist.all_gather_into_tensor(out, out[rank * 6:(rank + 1) * 6])
+    assert torch.equal(out, torch.cat(xs))
+    wide = torch.zeros(P * 6, 2)
+    dist.all_gather_into_tensor(wide[:, 1], xs[rank])      # strided output
+    assert torch.equal(wide[:, 1], torch.cat(xs)) and (wide[:, 0] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bfloat16, torch.float64, torch.bool],
+                         ids=str)
+def test_all_to_all(pg, dtype):
+    """all_to_all with blocks of different sizes (rank i sends (i + 2j) % 3 + 1 rows to j)."""
+    rank, P = dist.get_rank(), size()
+
+    def block(i, j):
+        return data(i, torch.int64, shape=((i + 2 * j) % 3 + 1, 2), seed=j).to(dtype)
+
+    outs = [torch.empty((j + 2 * rank) % 3 + 1, 2, dtype=dtype) for j in range(P)]
+    dist.all_to_all(outs, [block(rank, j) for j in range(P)])
+    for j in range(P):
+        assert torch.equal(outs[j], block(j, rank))
+
+
+def test_all_to_all_single(pg):
+    rank, P = dist.get_rank(), size()
+    x = torch.stack([data(rank, torch.float32, shape=(3,), seed=j) for j in range(P)])
+    out = torch.empty(P, 3)
+    dist.all_to_all_single(out, x)                          # even: collie's alltoall
+    for j in range(P):
+        assert torch.equal(out[j], data(j, torch.float32, shape=(3,), seed=rank))
+
+    def rows(i, j):                                          # rows rank i sends to j
+        return (i + j) % 2 + j % 3
+
+    send = [rows(rank, j) for j in range(P)]
+    recv = [rows(j, rank) for j in range(P)]
+    x = torch.cat([torch.full((send[j], 2), 100 * rank + j, dtype=torch.int64)
+                   for j in range(P)])
+    out = torch.full((sum(recv), 2), -1, dtype=torch.int64)
+    dist.all_to_all_single(out, x, output_split_sizes=recv, input_split_sizes=send)
+    expect = torch.cat([torch.full((recv[j], 2), 100 * j + rank, dtype=torch.int64)
+                        for j in range(P)])
+    assert torch.equal(out, expect)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.bfloat16, torch.complex64], ids=str)
+def test_gather_scatter(pg, dtype):
+    rank, P = dist.get_rank(), size()
+    xs = [data(r, torch.int64, shape=(2, 3), seed=3).to(dtype) for r in range(P)]
+    for root in range(P):
+        outs = [torch.zeros(2, 3, dtype=dtype) for _ in range(P)] if rank == root else None
+        dist.gather(xs[rank], gather_list=outs, dst=root)
+        if rank == root:
+            for r in range(P):
+                assert torch.equal(outs[r], xs[r])
+        t = torch.zeros(2, 3, dtype=dtype)
+        dist.scatter(t, scatter_list=xs if rank == root else None, src=root)
+        assert torch.equal(t, xs[rank])
+    t = torch.zeros(2, 3, dtype=dtype)
+    w = dist.scatter(t, scatter_list=xs if rank == 0 else None, src=0, async_op=True)
+    assert w.wait() and torch.equal(t, xs[rank])
+
+
 
 def test_work_timeout_then_completes(pg):
     """Rank 0 starts a broadcast the others join 1 s later: its wait with a 50 ms timeout

@@ -68,12 +68,25 @@ def test_shape_refused(pg):
     _still_works()
 
 
-def test_unsupported_collectives(pg):
+def test_split_sizes_refused(pg):
     P = size()
-    with pytest.raises(collie.CollieError, match="all_to_all_single is not supported"):
-        dist.all_to_all_single(torch.empty(P), torch.ones(P))
-    with pytest.raises(collie.CollieError, match="all_to_all is not supported"):
-        dist.all_to_all([torch.empty(1) for _ in range(P)], [torch.ones(1) for _ in range(P)])
+    with pytest.raises(collie.CollieError, match="input split sizes .* do not split its"):
+        dist.all_to_all_single(torch.empty(P), torch.ones(P), [1] * P, [2] * P)
+    if P > 1:
+        with pytest.raises(collie.CollieError, match="not a multiple of the group's"):
+            dist.all_to_all_single(torch.empty(P + 1), torch.ones(P + 1))
+    if P > 1:
+        with pytest.raises(collie.CollieError, match="all_to_all: 1 input tensors for a "
+                           "group of %d" % P):
+            dist.all_to_all([torch.empty(1) for _ in range(P)], [torch.ones(1)])
+    _still_works()
+
+
+def test_point_to_point_unsupported(pg):
+    if size() < 2:
+        pytest.skip("needs a peer")
+    with pytest.raises(collie.CollieError, match="send is not supported"):
+        dist.send(torch.ones(2), dst=(dist.get_rank() + 1) % size())
     _still_works()
 
 

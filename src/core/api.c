@@ -175,6 +175,10 @@ int collie_api_persistent(collie_team_t *team, const collie_call *c, collie_requ
     return plan(team, c, COLLIE_REQ_BY_INIT, req);
 }
 
+int collie_api_persistent_ordered(collie_team_t *team, const collie_call *c, collie_request_t **req) {
+    return plan(team, c, true, req);
+}
+
 int collie_allreduce(collie_team_t *team, const void *sendbuf, void *recvbuf, size_t count,
                      collie_dtype_t dtype, collie_op_t op) {
     call c = { "collie_allreduce", COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, dtype, op, 0 };

@@ -39,5 +39,10 @@ int collie_api_check(collie_team_t *team, const collie_call *c);
 int collie_api_blocking(collie_team_t *team, collie_call *c);
 int collie_api_nonblocking(collie_team_t *team, const collie_call *c, collie_request_t **req);
 int collie_api_persistent(collie_team_t *team, const collie_call *c, collie_request_t **req);
+/* A persistent request matched by start order, as the blocking calls' cached plans are
+ * (so the algorithms with their own protocol may serve it): for a caller that knows every
+ * rank starts the team's persistent calls in one order (libcollie_mpi under MPI-4's
+ * mpi_assert_strict_persistent_collective_ordering). */
+int collie_api_persistent_ordered(collie_team_t *team, const collie_call *c, collie_request_t **req);
 
 #endif

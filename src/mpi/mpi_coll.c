@@ -143,39 +143,10 @@ bool cm_prepare(cm_call *c, const char **why) {
     return map_buffers(c, why);
 }
 
-/* A request form's broadcast of a type with gaps (mpi_stage.c): the root packs its data into
- * a copy before each start, the others unpack the copy at completion — so every rank takes
- * collie's path whatever its own layout.  false: out of memory. */
-static bool stage_bcast(cm_call *c) {
-    cm_extra *x = calloc(1, sizeof *x);
-    char *tmp = malloc(c->ccount ? c->ccount : 1);
-    MPI_Datatype dup = MPI_DATATYPE_NULL;
-    if (!x || !tmp || PMPI_Type_dup(c->dtype, &dup) != MPI_SUCCESS) {
-        free(x);
-        free(tmp);
-        return false;
-    }
-    bool root = c->cc->rank == c->root;
-    x->stage[0] = (cm_stage){ .tmp = tmp, .buf = c->recvbuf, .type = dup, .size = c->mult,
-                              .extent = c->extent, .n = 1, .count = (size_t)c->count,
-                              .in = root, .out = !root };
-    x->comm = c->comm;
-    x->fn = c->fn;
-    c->extra = x;
-    c->crecv = tmp;
-    c->packed = false;
-    return true;
-}
-
-/* cm_prepare for the request forms: a broadcast of a type with gaps is staged. */
+/* cm_prepare for the request forms (a broadcast of a type with gaps is served too: its
+ * request owns a packed copy, run_request). */
 static bool cm_prepare_request(cm_call *c, const char **why) {
-    if (!cm_prepare(c, why))
-        return false;
-    if (c->packed && !stage_bcast(c)) {
-        *why = "out of memory for the packed copy of a broadcast";
-        return false;
-    }
-    return true;
+    return cm_prepare(c, why);
 }
 
 /* "collie", or "collie over shm+mpi" when the team spans nodes. */
@@ -248,6 +219,8 @@ static int run_blocking(cm_call *c) {
 
 /* Plans the request form (split-phase or persistent) on collie. */
 static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
+    if (persistent && c->start_order)
+        return cm_plan_start_order(c, req);
     if (persistent) {
         if (c->coll == COLL_ALLREDUCE)
             return collie_allreduce_init(c->team, c->csend, c->crecv, c->ccount, c->cdtype, c->cop, req);
@@ -267,16 +240,20 @@ static int plan_request(cm_call *c, bool persistent, collie_request_t **req) {
     return collie_ibarrier(c->team, req);
 }
 
+/* A broadcast of a type with gaps runs on a packed copy the request owns (the root
+ * packs now if split-phase, else at each MPI_Start; mpi_requests.c unpacks). */
 static int run_request(cm_call *c, bool persistent, MPI_Request *handle) {
     collie_request_t *req = NULL;
-    int st = !persistent && c->extra ? cm_extra_pack(c->extra) : COLLIE_OK;
+    int st = c->packed ? cm_pack_setup(c, !persistent) : COLLIE_OK;
     if (!st)
         st = plan_request(c, persistent, &req);
     if (st) {
-        cm_extra_free(c->extra);
-        return cm_error(c, st);
+        int rc = cm_error(c, st);
+        cm_pack_release(c);
+        return rc;
     }
-    cm_log(c, where(c), NULL);
+    cm_log(c, where(c), c->start_order ? "matched by start order: "
+                                         "mpi_assert_strict_persistent_collective_ordering" : NULL);
     return cm_request_add(req, c, persistent, handle);
 }
 
@@ -403,8 +380,10 @@ int PCOLL(Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Allreduce_init", COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, comm);
     const char *why;
-    if (cm_prepare_request(&c, &why))
+    if (cm_prepare_request(&c, &why)) {
+        c.start_order = cm_start_order_asserted(info, comm);
         return run_request(&c, true, request);
+    }
     cm_log(&c, "PMPI", why);
     return PPCOLL(Allreduce_init)(sendbuf, recvbuf, count, dtype, op, comm, info, request);
 }
@@ -413,8 +392,10 @@ int PCOLL(Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Reduce_init", COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, comm);
     const char *why;
-    if (cm_prepare_request(&c, &why))
+    if (cm_prepare_request(&c, &why)) {
+        c.start_order = cm_start_order_asserted(info, comm);
         return run_request(&c, true, request);
+    }
     cm_log(&c, "PMPI", why);
     return PPCOLL(Reduce_init)(sendbuf, recvbuf, count, dtype, op, root, comm, info, request);
 }
@@ -423,8 +404,10 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
                       MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Bcast_init", COLL_BCAST, NULL, buf, count, dtype, MPI_OP_NULL, root, comm);
     const char *why;
-    if (cm_prepare_request(&c, &why))
+    if (cm_prepare_request(&c, &why)) {
+        c.start_order = cm_start_order_asserted(info, comm);
         return run_request(&c, true, request);
+    }
     cm_log(&c, "PMPI", why);
     return PPCOLL(Bcast_init)(buf, count, dtype, root, comm, info, request);
 }
@@ -432,8 +415,10 @@ int PCOLL(Bcast_init)(void *buf, int count, MPI_Datatype dtype, int root, MPI_Co
 int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     cm_call c = call_of("MPI_Barrier_init", COLL_BARRIER, NULL, NULL, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, comm);
     const char *why;
-    if (cm_prepare_request(&c, &why))
+    if (cm_prepare_request(&c, &why)) {
+        c.start_order = cm_start_order_asserted(info, comm);
         return run_request(&c, true, request);
+    }
     cm_log(&c, "PMPI", why);
     return PPCOLL(Barrier_init)(comm, info, request);
 }

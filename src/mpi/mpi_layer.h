@@ -101,6 +101,10 @@ typedef struct cm_call {
     collie_dtype_t cdtype;
     size_t mult;               /* ccount = count * mult */
     bool packed;               /* bcast: this rank's type has gaps (packed, then sent) */
+    bool owns_pack;            /* a packed request's: crecv is its packed copy (malloc'd) and
+                                  pack_type a duplicate of dtype, freed by cm_pack_release */
+    MPI_Datatype pack_type;
+    bool start_order;          /* persistent, matched by start order (mpi_ordered.c) */
     MPI_Aint extent;           /* bcast: the type's extent */
     size_t ccount;
     collie_op_t cop;
@@ -215,6 +219,12 @@ bool cm_map_bcast(cm_call *c, const char **why);
 /* A broadcast of a type with gaps: packed to count * size bytes (its signature, the same
  * on every rank), broadcast by collie, unpacked (mpi_types.c). */
 int cm_packed_bcast(const cm_call *c);
+/* The same for a request (split-phase or persistent): the packed copy and a duplicate of
+ * the datatype, owned by c (crecv: the copy; the root's data packed at once when `now`),
+ * then at each start the root packs (pack) and at each completion the others unpack. */
+int cm_pack_setup(cm_call *c, bool now);
+int cm_pack_bcast(const cm_call *c, bool pack);
+void cm_pack_release(cm_call *c);     /* frees what cm_pack_setup made; no-op otherwise */
 void cm_free_types(void);             /* at MPI_Finalize */
 
 /* Ops (mpi_ops.c).  Built-in op index 0..11 in COLLIE_OPID_* order, -1 if not built in. */
@@ -245,6 +255,12 @@ int cm_error(const cm_call *c, int status);
 
 /* shm for the peers in `node` (my node), MPI (p2p or rma) for the others (collective). */
 int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **out);
+
+/* Persistent calls under mpi_assert_strict_persistent_collective_ordering (mpi_ordered.c):
+ * whether the init's info or the communicator's asserts it, and the request, matched by
+ * start order, for a prepared call. */
+bool cm_start_order_asserted(MPI_Info info, MPI_Comm comm);
+int cm_plan_start_order(const cm_call *c, collie_request_t **req);
 
 /* Requests (mpi_requests.c). */
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle);

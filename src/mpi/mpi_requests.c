@@ -1,16 +1,27 @@
 /*
  * mpi_requests.c — MPI requests for the collectives collie serves, and the intercepted
- * completion calls.
+ * completion calls on one request.
  *
  * An MPI_I* call served by collie returns a real MPI request: a generalized request
  * (MPI_Grequest_start).  A persistent call returns a real persistent request that MPI
  * never starts: MPI_Send_init to MPI_PROC_NULL, which MPI sees as inactive.  A table maps
- * these handles to collie requests.  The intercepted MPI_Wait, MPI_Test, MPI_Waitall,
- * MPI_Testall, MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome, MPI_Request_free,
- * MPI_Start and MPI_Startall progress the collie request, complete the generalized
- * request once collie is done (or mark the persistent one finished), and then let PMPI
- * do the rest, so statuses, MPI_REQUEST_NULL and the other requests of an array behave
- * as MPI defines.
+ * these handles to collie requests.  The intercepted MPI_Wait, MPI_Test,
+ * MPI_Request_get_status, MPI_Request_free, MPI_Start and MPI_Startall (here) and the
+ * calls on arrays (mpi_requests_array.c) progress the collie request, complete the
+ * generalized request once collie is done (or mark the persistent one finished), and then
+ * let PMPI do the rest, so statuses, MPI_REQUEST_NULL and the other requests of an array
+ * behave as MPI defines.
+ *
+ * Errors: a request collie fails is reported through its communicator's error handler
+ * when it finishes (with collie's message in collie_last_error() on the caller's thread,
+ * also when the helper thread found it), and the completion call that reports the request
+ * returns the MPI error code (MPI_ERR_IN_STATUS and the status's MPI_ERROR for arrays), so
+ * a program with MPI_ERRORS_RETURN sees it.
+ *
+ * A broadcast of a datatype with gaps (cm_call.packed, mpi_types.c) runs on a packed copy
+ * that the request owns: the root packs at the call (split-phase) or at each MPI_Start
+ * (persistent), the others unpack when the request finishes; the copy and a duplicate of
+ * the datatype (the program may free its own) are freed with the request.
  *
  * Progress is shared (mpi_progress.c): while any collie request is active, every wait here
  * — on collie's requests or on MPI's own — runs cm_wait_until, which progresses every
@@ -19,8 +30,7 @@
  *
  * Limits: a blocking call passed to PMPI unchanged that is neither point-to-point, nor a
  * completion call, nor one of mpi_progress_coll.c's (e.g. MPI_Comm_split, MPI_Win_fence)
- * does not progress collie's requests while it blocks; MPI_Request_get_status and MPI_Cancel are
- * not intercepted; Waitsome/Testsome report one completed collie request per call.
+ * does not progress collie's requests while it blocks; MPI_Cancel is not intercepted.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -28,20 +38,7 @@
 
 #include "base/base.h"
 #include "core/internal.h"
-#include "mpi/mpi_layer.h"
-
-typedef struct cm_req {
-    MPI_Request handle;
-    collie_request_t *req;
-    bool persistent;
-    bool active;                  /* started, not yet finished */
-    bool unreported;              /* persistent, finished, not yet reported by a wait/test */
-    bool deferred;                /* finished by the helper thread (mpi_progress_help.c):
-                                     MPI's side of the completion is still to be done */
-    int deferred_status;
-    char *deferred_msg;           /* the helper thread's collie_last_error() (malloc'd) */
-    cm_call call;                 /* for error messages */
-} cm_req;
+#include "mpi/mpi_requests.h"
 
 static cm_req *table;
 static int nused, ncap;
@@ -49,7 +46,7 @@ static int nactive;               /* entries with active set */
 
 int cm_requests_active(void) { return nactive; }
 
-static cm_req *find(MPI_Request h) {
+cm_req *cm_req_find(MPI_Request h) {
     if (h == MPI_REQUEST_NULL)
         return NULL;
     for (int i = 0; i < nused; i++)
@@ -61,19 +58,30 @@ static cm_req *find(MPI_Request h) {
 static void forget(cm_req *e) {
     collie_request_free(e->req);
     cm_extra_free(e->call.extra);
+    cm_pack_release(&e->call);
+    free(e->deferred_msg);
     *e = table[--nused];
 }
 
 static int query_fn(void *extra, MPI_Status *status) {
+    (void)extra;
     MPI_Status_set_elements(status, MPI_BYTE, 0);
     MPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
     return MPI_SUCCESS;
 }
-static int free_fn(void *extra) { return MPI_SUCCESS; }
-static int cancel_fn(void *extra, int complete) { return MPI_SUCCESS; }
+static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
+void cm_req_set_empty(MPI_Status *status) {
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    query_fn(NULL, status);
+    status->MPI_ERROR = MPI_SUCCESS;
+}
+
+/* Takes over req and, for a packed broadcast, c's packed copy (freed here on failure). */
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle) {
     int rc = persistent ? PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, c->comm, handle)
                         : PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, handle);
@@ -89,23 +97,27 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     if (rc != MPI_SUCCESS) {
         collie_request_free(req);
         cm_extra_free(c->extra);
+        cm_call copy = *c;
+        cm_pack_release(&copy);
         return rc;
     }
-    table[nused++] = (cm_req){ *handle, req, persistent, !persistent, false, false, 0, NULL, *c };
+    table[nused++] = (cm_req){ .handle = *handle, .req = req, .persistent = persistent,
+                               .active = !persistent, .call = *c };
     nactive += !persistent;
     return MPI_SUCCESS;
 }
 
-/* MPI's side of e's completion: the received blocks of a datatype with gaps unpacked
- * (mpi_stage.c), the error handler, the generalized request. */
+/* MPI's side of e's completion: a packed broadcast's unpacking (and mpi_stage.c's), the
+ * error handler, the generalized request. */
 static void finish(cm_req *e, int st) {
     if (st == COLLIE_OK && e->call.extra)
         st = cm_extra_unpack(e->call.extra);
     e->active = false;
     e->unreported = e->persistent;
     nactive--;
-    if (st != COLLIE_OK)
-        cm_error(&e->call, st);
+    if (st == COLLIE_OK && e->call.packed && e->call.cc->rank != e->call.root)
+        st = cm_pack_bcast(&e->call, false);
+    e->error = st != COLLIE_OK ? cm_error(&e->call, st) : MPI_SUCCESS;
     if (!e->persistent)
         PMPI_Grequest_complete(e->handle);
 }
@@ -188,9 +200,7 @@ static bool entry_done(void *arg) {
     return false;
 }
 
-/* Progresses e (and everything else, collie's and MPI's) until e is finished, or one
- * step of it; true when e is finished. */
-static bool progress(cm_req *e, bool block) {
+bool cm_req_progress(cm_req *e, bool block) {
     if (block)
         cm_wait_until(entry_done, e);
     bool done = step(e);
@@ -201,24 +211,53 @@ static bool progress(cm_req *e, bool block) {
 
 /* After PMPI completed the handle of a finished split-phase entry, drop the entry. */
 static void drop_if_done(MPI_Request h) {
-    cm_req *e = find(h);
+    cm_req *e = cm_req_find(h);
     if (e && !e->persistent && !e->active)
         forget(e);
 }
 
-static void set_empty(MPI_Status *status) {
-    if (status == MPI_STATUS_IGNORE)
-        return;
-    query_fn(NULL, status);
-    status->MPI_ERROR = MPI_SUCCESS;
+MPI_Request *cm_req_save(int n, const MPI_Request *reqs) {
+    MPI_Request *saved = malloc((size_t)(n > 0 ? n : 1) * sizeof *saved);
+    if (saved && n > 0)
+        memcpy(saved, reqs, (size_t)n * sizeof *saved);
+    return saved;
+}
+
+void cm_req_drop_done(int n, MPI_Request *saved) {
+    for (int i = 0; saved && i < n; i++)
+        drop_if_done(saved[i]);
+    free(saved);
+}
+
+bool cm_req_any(int n, const MPI_Request *reqs) {
+    for (int i = 0; nused && i < n; i++)
+        if (cm_req_find(reqs[i]))
+            return true;
+    return false;
+}
+
+int cm_req_take_error(cm_req *e) {
+    int err = e->error;
+    e->error = MPI_SUCCESS;
+    return err;
+}
+
+/* The completion call's result for a reported entry: its error, if collie failed it. */
+static int reported(cm_req *e, int rc, MPI_Status *status) {
+    int err = cm_req_take_error(e);
+    if (!err)
+        return rc;
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = err;
+    return err;
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-    cm_req *e = nused ? find(*request) : NULL;
+    cm_req *e = nused ? cm_req_find(*request) : NULL;
     if (e) {
         MPI_Request h = *request;
-        progress(e, true);
-        int rc = PMPI_Wait(request, status);
+        cm_req_progress(e, true);
+        int rc = reported(e, PMPI_Wait(request, status), status);
         drop_if_done(h);
         return rc;
     }
@@ -226,196 +265,44 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    cm_req *e = nused ? find(*request) : NULL;
+    cm_req *e = nused ? cm_req_find(*request) : NULL;
     if (nactive)
         cm_progress_all();
-    if (e && !progress(e, false)) {
+    if (e && !cm_req_progress(e, false)) {
         cm_poke_mpi();
         *flag = 0;
         return MPI_SUCCESS;
     }
     MPI_Request h = *request;
     int rc = PMPI_Test(request, flag, status);
-    if (e)
+    if (e) {
+        rc = reported(e, rc, status);
         drop_if_done(h);
+    }
     return rc;
 }
 
-/* Saves the handles of collie entries in reqs (PMPI may set them to MPI_REQUEST_NULL). */
-static MPI_Request *save_handles(int n, const MPI_Request *reqs) {
-    MPI_Request *saved = malloc((size_t)(n > 0 ? n : 1) * sizeof *saved);
-    if (saved)
-        memcpy(saved, reqs, (size_t)n * sizeof *saved);
-    return saved;
-}
-
-static void drop_all_done(int n, MPI_Request *saved) {
-    for (int i = 0; saved && i < n; i++)
-        drop_if_done(saved[i]);
-    free(saved);
-}
-
-static bool any_ours(int n, const MPI_Request *reqs) {
-    for (int i = 0; nused && i < n; i++)
-        if (find(reqs[i]))
-            return true;
-    return false;
-}
-
-typedef struct waitall {
-    int n;
-    MPI_Request *reqs;
-    MPI_Status *statuses;
-    int rc;
-} waitall;
-
-/* Every collie entry of the array finished, then PMPI_Testall completes the rest. */
-static bool all_finished(void *arg) {
-    waitall *w = arg;
-    for (int i = 0; i < w->n; i++) {
-        cm_req *e = find(w->reqs[i]);
-        if (e && e->active) {
-            cm_poke_mpi();
-            return false;
-        }
-    }
-    int flag = 0;
-    w->rc = PMPI_Testall(w->n, w->reqs, &flag, w->statuses);
-    return flag || w->rc != MPI_SUCCESS;
-}
-
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
-    bool ours = any_ours(n, reqs);
-    if (!ours && !nactive)
-        return PMPI_Waitall(n, reqs, statuses);
-    MPI_Request *saved = ours ? save_handles(n, reqs) : NULL;
-    waitall w = { n, reqs, statuses, MPI_SUCCESS };
-    for (int i = 0; ours && i < n; i++) {
-        cm_req *e = find(reqs[i]);
-        if (e)
-            e->unreported = false;
-    }
-    int rc = cm_wait_until(all_finished, &w) ? w.rc : PMPI_Waitall(n, reqs, statuses);
-    if (ours)
-        drop_all_done(n, saved);
-    return rc;
-}
-
-int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+/* Says whether the request finished, without completing it: collie's requests are
+ * progressed here (MPI only knows a generalized request is complete once collie is). */
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     if (nactive)
         cm_progress_all();
-    if (!any_ours(n, reqs))
-        return PMPI_Testall(n, reqs, flag, statuses);
-    bool all = true;
-    for (int i = 0; i < n; i++) {
-        cm_req *e = find(reqs[i]);
-        if (e && !progress(e, false))
-            all = false;
-    }
-    if (!all) {
+    cm_req *e = nused ? cm_req_find(request) : NULL;
+    if (!e || !e->persistent)
+        return PMPI_Request_get_status(request, flag, status);
+    *flag = !e->active;   /* an inactive persistent request counts as complete, as in MPI */
+    if (e->active)
         cm_poke_mpi();
-        *flag = 0;
-        return MPI_SUCCESS;
-    }
-    for (int i = 0; i < n; i++) {
-        cm_req *e = find(reqs[i]);
-        if (e)
-            e->unreported = false;
-    }
-    MPI_Request *saved = save_handles(n, reqs);
-    int rc = PMPI_Testall(n, reqs, flag, statuses);
-    drop_all_done(n, saved);
-    return rc;
-}
-
-/* One pass of Waitany/Testany: progresses the collie entries; a persistent entry that
- * just finished is reported here (PMPI ignores inactive requests).  true when done. */
-static bool any_pass(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
-                     int *rc) {
-    bool pending = false;
-    if (nactive)
-        cm_progress_all();
-    for (int i = 0; i < n; i++) {
-        cm_req *e = find(reqs[i]);
-        if (e && e->unreported) {   /* a persistent entry finished since it was started */
-            e->unreported = false;
-            *index = i;
-            *flag = 1;
-            set_empty(status);
-            return true;
-        }
-        pending = pending || (e && e->active);
-    }
-    MPI_Request *saved = save_handles(n, reqs);
-    *rc = PMPI_Testany(n, reqs, index, flag, status);
-    drop_all_done(n, saved);
-    if (*flag && *index == MPI_UNDEFINED && pending)
-        *flag = 0;   /* only inactive requests left for PMPI, but collie's are still running */
-    return *flag || *rc != MPI_SUCCESS;
-}
-
-int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-    if (!nactive && !any_ours(n, reqs))
-        return PMPI_Testany(n, reqs, index, flag, status);
-    int rc = MPI_SUCCESS;
-    if (!any_pass(n, reqs, index, flag, status, &rc))
-        cm_poke_mpi();
-    return rc;
-}
-
-typedef struct waitany {
-    int n;
-    MPI_Request *reqs;
-    int *index, flag;
-    MPI_Status *status;
-    int rc;
-} waitany;
-
-static bool any_done(void *arg) {
-    waitany *w = arg;
-    return any_pass(w->n, w->reqs, w->index, &w->flag, w->status, &w->rc);
-}
-
-int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
-    if (!nactive && !any_ours(n, reqs))
-        return PMPI_Waitany(n, reqs, index, status);
-    waitany w = { n, reqs, index, 0, status, MPI_SUCCESS };
-    if (cm_wait_until(any_done, &w))
-        return w.rc;
-    /* Nothing of collie's is active: one more pass reports what just finished. */
-    if (any_pass(n, reqs, index, &w.flag, status, &w.rc))
-        return w.rc;
-    MPI_Request *saved = save_handles(n, reqs);
-    int rc = PMPI_Waitany(n, reqs, index, status);
-    drop_all_done(n, saved);
-    return rc;
-}
-
-int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!nactive && !any_ours(n, reqs))
-        return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-    int index = MPI_UNDEFINED;
-    int rc = MPI_Waitany(n, reqs, &index, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses);
-    *outcount = index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
-    indices[0] = index;
-    return rc;
-}
-
-int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!nactive && !any_ours(n, reqs))
-        return PMPI_Testsome(n, reqs, outcount, indices, statuses);
-    int index = MPI_UNDEFINED, flag = 0;
-    int rc = MPI_Testany(n, reqs, &index, &flag, statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses);
-    *outcount = !flag ? 0 : index == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
-    indices[0] = index;
-    return rc;
+    else
+        cm_req_set_empty(status);
+    return MPI_SUCCESS;
 }
 
 int MPI_Request_free(MPI_Request *request) {
-    cm_req *e = nused ? find(*request) : NULL;
+    cm_req *e = nused ? cm_req_find(*request) : NULL;
     if (!e)
         return PMPI_Request_free(request);
-    progress(e, true);   /* MPI lets an active request be freed: it still completes */
+    cm_req_progress(e, true);   /* MPI lets an active request be freed: it still completes */
     forget(e);
     return PMPI_Request_free(request);
 }
@@ -428,7 +315,7 @@ int cm_start_request(collie_request_t *req, const cm_call *c) {
 }
 
 int MPI_Start(MPI_Request *request) {
-    cm_req *e = nused ? find(*request) : NULL;
+    cm_req *e = nused ? cm_req_find(*request) : NULL;
     if (!e)
         return PMPI_Start(request);
     if (e->active)
@@ -436,8 +323,14 @@ int MPI_Start(MPI_Request *request) {
     int st = e->call.extra ? cm_extra_pack(e->call.extra) : COLLIE_OK;
     if (st)
         return cm_error(&e->call, st);
+    if (e->call.packed && e->call.cc->rank == e->call.root) {
+        int st = cm_pack_bcast(&e->call, true);   /* the root's data as it is now */
+        if (st)
+            return cm_error(&e->call, st);
+    }
     e->active = true;
     e->unreported = false;
+    e->error = MPI_SUCCESS;
     nactive++;
     int rc = cm_start_request(e->req, &e->call);
     if (rc != MPI_SUCCESS && e->active) {

@@ -1,8 +1,8 @@
 /*
  * mpi_stage.c — the buffers of allgather(v), alltoall(v), gather(v) and scatter(v) whose
  * datatype has gaps (or a lower bound, or an extent other than its size), or whose
- * receive blocks overlap (mpi_xcoll.c), and of a request form's broadcast of such a
- * datatype (mpi_coll.c): collie moves them as packed bytes.
+ * receive blocks overlap (mpi_xcoll.c): collie moves them as packed bytes.  (A broadcast's
+ * packed copy is mpi_types.c's cm_pack_setup.)
  *
  * MPI lets the ranks of one call use different datatypes of the same type signature (a
  * root gathering with a vector while the others send plain ints), so a rank cannot go to

@@ -26,7 +26,8 @@
  * nonzero size is packed to count * size bytes (MPI_Pack), sent, and unpacked — so every
  * rank takes collie's path whatever its own layout (MPI lets the ranks of one broadcast
  * use different types of the same signature).  The nonblocking and persistent broadcasts
- * pack into a copy and unpack it at completion (mpi_coll.c's stage_bcast, mpi_stage.c).
+ * do the same on a packed copy their request owns (cm_pack_setup; the root packs at each
+ * start, the others unpack at each completion: mpi_requests.c).
  *
  * The cache.  A record per datatype handle (what it flattens to, which built-in ops collie
  * serves on it, its extent, whether it is one block) is made on first use.  Predefined
@@ -370,6 +371,23 @@ int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_A
     return COLLIE_OK;
 }
 
+/* Packs (root) or unpacks (the others) count elements of type at c->recvbuf to or from
+ * tmp, in pieces of at most INT_MAX bytes (MPI_Pack counts in int). */
+static int pack_pieces(const cm_call *c, MPI_Datatype type, bool pack, char *tmp) {
+    size_t per = c->mult, step = (size_t)INT_MAX / per, done = 0;
+    while (done < (size_t)c->count) {
+        size_t n = (size_t)c->count - done < step ? (size_t)c->count - done : step;
+        char *elems = (char *)c->recvbuf + (MPI_Aint)done * c->extent;
+        int pos = 0, rc = pack ? PMPI_Pack(elems, (int)n, type, tmp + done * per, (int)(n * per), &pos, c->comm)
+                               : PMPI_Unpack(tmp + done * per, (int)(n * per), &pos, elems, (int)n, type, c->comm);
+        if (rc != MPI_SUCCESS || (size_t)pos != n * per)
+            return collie_fail(COLLIE_ERR_ARG, "%s: MPI_%s of a %zu-byte piece gave %d bytes", c->fn,
+                               pack ? "Pack" : "Unpack", n * per, pos);
+        done += n;
+    }
+    return COLLIE_OK;
+}
+
 /* Packs (root) or unpacks (the others) the broadcast's count elements at c->recvbuf. */
 static int pack_pieces(const cm_call *c, bool pack, char *tmp) {
     return cm_pack(pack, c->recvbuf, (size_t)c->count, c->dtype, c->mult, c->extent, tmp, c->comm, c->fn);
@@ -380,11 +398,40 @@ int cm_packed_bcast(const cm_call *c) {
     if (!tmp)
         return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory for %zu packed bytes", c->fn, c->ccount);
     bool root = c->cc->rank == c->root;
-    int st = root ? pack_pieces(c, true, tmp) : COLLIE_OK;
+    int st = root ? pack_pieces(c, c->dtype, true, tmp) : COLLIE_OK;
     if (!st)
         st = collie_bcast(c->team, tmp, c->ccount, COLLIE_UINT8, c->root);
     if (!st && !root)
-        st = pack_pieces(c, false, tmp);
+        st = pack_pieces(c, c->dtype, false, tmp);
     free(tmp);
     return st;
+}
+
+int cm_pack_setup(cm_call *c, bool now) {
+    char *tmp = malloc(c->ccount ? c->ccount : 1);
+    if (!tmp)
+        return collie_fail(COLLIE_ERR_NOMEM, "%s: no memory for %zu packed bytes", c->fn, c->ccount);
+    if (PMPI_Type_dup(c->dtype, &c->pack_type) != MPI_SUCCESS) {
+        free(tmp);
+        return collie_fail(COLLIE_ERR_NOMEM, "%s: MPI_Type_dup of the datatype failed", c->fn);
+    }
+    c->crecv = tmp;
+    c->owns_pack = true;
+    int st = now && c->cc->rank == c->root ? cm_pack_bcast(c, true) : COLLIE_OK;
+    if (st)
+        cm_pack_release(c);
+    return st;
+}
+
+int cm_pack_bcast(const cm_call *c, bool pack) {
+    return pack_pieces(c, c->pack_type, pack, c->crecv);
+}
+
+void cm_pack_release(cm_call *c) {
+    if (!c->owns_pack)
+        return;
+    c->owns_pack = false;
+    free(c->crecv);
+    c->crecv = NULL;
+    PMPI_Type_free(&c->pack_type);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run_interlock.sh FLAVOUR NP PROGRAM LIBDIR PATTERNS SIZES [--long]
-# Runs mpi_interlock (built for FLAVOUR) with NP ranks plain and with
+# Runs mpi_interlock or mpi_requests (built for FLAVOUR) with NP ranks plain and with
 # LD_PRELOAD=LIBDIR/libcollie_mpi.so (COLLIE_MPI_LOG=1): both must pass their checks, and
-# the log must show collie served the MPI_Iallreduce (and, for porder, the persistent
-# calls).  COLLIE_TIMEOUT_MS=60000 turns a hang into a failure.  With --long the test runs
+# the log must show collie served the MPI_Iallreduce (and, for porder and gapped, the
+# persistent calls; for gapped, rank 0's MPI_Ibcast of a type with gaps; for ordered, a
+# persistent call matched by start order).  COLLIE_TIMEOUT_MS=60000 turns a hang into a failure.  With --long the test runs
 # only when COLLIE_LONG_TESTS=1 (exit 77: skipped).
 set -u
 flavour=$1 np=$2 prog=$3 libdir=$4 patterns=$5 sizes=$6
@@ -41,7 +42,15 @@ run "$work/collie.out" "$work/collie.err" "LD_PRELOAD=$lib" COLLIE_MPI_LOG=1 COL
   { grep -v '^collie_mpi: rank' "$work/collie.err" | tail -20; tail -5 "$work/collie.out"; fail "the run with libcollie_mpi failed"; }
 grep -q '^passed: 0 failures' "$work/collie.out" || { cat "$work/collie.out"; fail "the collie run did not pass"; }
 grep -q '^collie_mpi: rank 0: MPI_I*[A-Za-z]*(.*-> collie$' "$work/collie.err" || fail "collie served no call"
-case $patterns in *porder*)
+case $patterns in *gapped*)   # rank 0's type has gaps: collie packs it
+  grep -q '^collie_mpi: rank 0: MPI_Ibcast(.*-> collie$' "$work/collie.err" ||
+    fail "collie did not serve MPI_Ibcast of a type with gaps";;
+esac
+case $patterns in *ordered*)   # the info key: matched by start order
+  grep -q '^collie_mpi: rank 0: MPI_Allreduce_init(.*-> collie (matched by start order' "$work/collie.err" ||
+    grep -q 'skipped' "$work/collie.out" || fail "collie did not take the start-order assertion";;
+esac
+case $patterns in *porder*|*gapped*)
   grep -q 'MPI_Bcast_init(.*-> collie$' "$work/collie.err" || grep -q 'skipped' "$work/collie.out" ||
     fail "collie did not serve the persistent calls";;
 esac

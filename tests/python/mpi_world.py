@@ -27,6 +27,13 @@ if use_mpi4py:
     ref = np.empty_like(x)
     comm.Allreduce(x, ref)
     assert (y == ref).all()
+# The collectives of issue 16 on the MPI world (libcollie_mpi's transport).
+g = world.allgather(np.array([world.rank * 3, 1], dtype=np.int32))
+assert g.shape == (P, 2) and (g[:, 0] == np.arange(P) * 3).all(), g
+s = world.scan(np.full(2, world.rank + 1, dtype=np.int64))
+assert (s == (world.rank + 1) * (world.rank + 2) // 2).all(), s
+a = world.alltoall(np.arange(P, dtype=np.float32) + 10 * world.rank)
+assert (a == np.arange(P) * 10 + world.rank).all(), a
 b = np.full(3, 5.0) if world.rank == 1 % P else np.zeros(3)
 world.bcast(b, root=1 % P)
 assert (b == 5).all()

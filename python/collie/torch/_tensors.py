@@ -131,6 +131,13 @@ def reduction_for(t, op, fn):
     return name
 
 
+def nonempty_list(tensors, fn):
+    """tensors as a list; CollieError unless it is a non-empty list or tuple."""
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise CollieError("collie backend: %s: expected a non-empty list of tensors" % fn, -1)
+    return list(tensors)
+
+
 def check_same(tensors, ref, fn, what):
     """Every tensor in `tensors` has ref's dtype and number of elements."""
     for i, t in enumerate(tensors):
