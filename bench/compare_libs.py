@@ -17,7 +17,12 @@ one forced algorithm:
   Intel MPI     I_MPI_ADJUST_<COLL>=N (numbers as in Intel's reference; Intel MPI does not
                 report whether it applied a number or fell back to its own choice, so a
                 config's name says what was asked for)
-  oneCCL        CCL_<COLL>=name
+  oneCCL        CCL_<COLL>=name (allgather: CCL_ALLGATHERV, reduce_scatter_block:
+                CCL_REDUCE_SCATTER)
+
+The collectives: allreduce, reduce, bcast, and allgather, reduce_scatter_block, alltoall
+(MPI_Allgather, MPI_Reduce_scatter_block, MPI_Alltoall; collie-bench's allgather,
+reduce_scatter and alltoall), their sizes per block (one rank's part) as in collie-bench.
 """
 import os
 import shutil
@@ -32,6 +37,11 @@ OPENMPI_FORCED = {
               9: "scatter_allgather_ring"},
     "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial",
                6: "in-order_binary", 7: "rabenseifner"},
+    "allgather": {1: "linear", 2: "bruck", 3: "recursive_doubling", 4: "ring", 5: "neighbor",
+                  6: "two_proc"},
+    "reduce_scatter_block": {1: "basic_linear", 2: "recursive_doubling", 3: "recursive_halving",
+                             4: "butterfly"},
+    "alltoall": {1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync", 5: "two_proc"},
 }
 
 # MPICH 4.0.2 intra-communicator algorithms (the CVAR descriptions in libmpich), without
@@ -40,6 +50,10 @@ MPICH_FORCED = {
     "allreduce": ["recursive_doubling", "reduce_scatter_allgather", "smp"],
     "bcast": ["binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather", "smp"],
     "reduce": ["binomial", "reduce_scatter_gather", "smp"],
+    "allgather": ["brucks", "recursive_doubling", "ring"],
+    "reduce_scatter_block": ["noncommutative", "recursive_doubling", "pairwise",
+                             "recursive_halving"],
+    "alltoall": ["brucks", "pairwise", "scattered"],   # pairwise_sendrecv_replace: in place only
 }
 
 # Intel MPI 2021 I_MPI_ADJUST_<COLL> values (Intel MPI Developer Reference, "I_MPI_ADJUST
@@ -57,16 +71,33 @@ INTEL_FORCED = {
     "reduce": {1: "shumilin", 2: "binomial", 3: "topo_shumilin", 4: "topo_binomial",
                5: "rabenseifner", 6: "topo_rabenseifner", 7: "knomial", 8: "topo_shm_flat",
                9: "topo_shm_knomial", 10: "topo_shm_knary", 11: "topo_shm_binomial"},
+    "allgather": {1: "recursive_doubling", 2: "bruck", 3: "ring", 4: "topo_gatherv_bcast",
+                  5: "knomial"},
+    "reduce_scatter_block": {1: "recursive_halving", 2: "pairwise", 3: "recursive_doubling",
+                             4: "reduce_scatter", 5: "topo_reduce_scatter"},
+    "alltoall": {1: "bruck", 2: "isend_irecv_waitall", 3: "pairwise", 4: "plum"},
 }
 
 # The forced algorithms measured first (and kept by bench/compare --max-forced N): the
 # ones that were fastest somewhere on this machine (docs/performance.md); the rest follow.
+# For allgather, reduce_scatter_block and alltoall: the fastest at 8 B and 64 KiB in a
+# first P = 2 pass of every forced algorithm (2026-11-25, a loaded machine).
 OPENMPI_FIRST = {"allreduce": ["ring", "rabenseifner", "recursive_doubling", "segmented_ring"],
                  "bcast": ["pipeline", "scatter_allgather_ring", "binomial", "split_binary_tree"],
-                 "reduce": ["pipeline", "binomial", "rabenseifner", "in-order_binary"]}
+                 "reduce": ["pipeline", "binomial", "rabenseifner", "in-order_binary"],
+                 "allgather": ["recursive_doubling", "two_proc", "sparbit", "ring", "bruck"],
+                 "reduce_scatter_block": ["recursive_halving", "butterfly", "recursive_doubling"],
+                 "alltoall": ["pairwise", "modified_bruck", "linear_sync", "two_proc"]}
+MPICH_FIRST = {"allgather": ["recursive_doubling", "brucks", "ring"],
+               "reduce_scatter_block": ["noncommutative", "recursive_halving", "pairwise"],
+               "alltoall": ["pairwise", "brucks", "scattered"]}
 INTEL_FIRST = {"allreduce": ["ring", "rabenseifner", "topo_shm_flat", "recursive_doubling"],
                "bcast": ["topo_binomial", "topo_shm_flat", "binomial", "ring_allgather"],
-               "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"]}
+               "reduce": ["topo_shm_flat", "binomial", "rabenseifner", "shumilin"],
+               "allgather": ["recursive_doubling", "knomial", "ring"],
+               "reduce_scatter_block": ["reduce_scatter", "topo_reduce_scatter",
+                                        "recursive_halving"],
+               "alltoall": ["bruck", "isend_irecv_waitall", "pairwise"]}
 
 MPI_SOURCE = "bench/mpi_coll_bench.c"
 
@@ -109,13 +140,23 @@ class Library:
             (["--check", "1"] if self.check else [])
 
 
+# collie-bench's names of the collectives measured under another name here
+COLLIE_NAMES = {"reduce_scatter_block": "reduce_scatter"}
+
+
 class Collie(Library):
+    """collie-bench under collie-run in three variants ("configs"): auto with malloc'd
+    buffers, with buffers from collie_alloc, and with malloc'd buffers under the shared
+    heap (collie-run with COLLIE_SHARED_HEAP=1: libcollie_heap.so preloaded, so large
+    malloc blocks come from memory the peers map; left out when the library is not built)."""
+
     name = "collie"
 
     def __init__(self, workdir, build_dir):
         super().__init__(workdir)
         self.run = os.path.join(build_dir, "collie-run")
         self.binary = os.path.join(build_dir, "collie-bench")
+        self.heap = os.path.exists(os.path.join(build_dir, "libcollie_heap.so"))
 
     def prepare(self):
         for f in (self.run, self.binary):
@@ -129,15 +170,17 @@ class Collie(Library):
             (["--fresh-data"] if self.fresh_data else []) + (["--check"] if self.check else [])
 
     def configs(self, coll, with_forced):
-        # auto with the user's (malloc'd) buffers, and auto with buffers from collie_alloc
-        # (registered memory: large messages can skip a copy)
-        return [("auto", [], {}), ("collie_alloc", ["--collie-alloc"], {})]
+        # auto with the user's (malloc'd) buffers, with buffers from collie_alloc
+        # (registered memory: large messages can skip a copy), and under the shared heap
+        off = {"COLLIE_SHARED_HEAP": "0"}
+        heap = [("shared_heap", [], {"COLLIE_SHARED_HEAP": "1"})] if self.heap else []
+        return [("auto", [], off), ("collie_alloc", ["--collie-alloc"], off)] + heap
 
     def command(self, nprocs, coll, config, seg, iters, limit):
         # collie-run's own timeout a little above ours, so ours decides and rows survive
         return [self.run, "-n", str(nprocs), "--timeout", str(int(limit) + 30), "--",
                 self.binary, "--mode", "blocking", "--algo", "auto"] + config[1] + \
-            self.bench_args(coll, seg, iters), {}
+            self.bench_args(COLLIE_NAMES.get(coll, coll), seg, iters), dict(config[2])
 
 
 def compile_mpi_bench(mpicc, out, link_dir=None):
@@ -182,6 +225,7 @@ class OpenMPI(Library):
 
 class MPICH(Library):
     name = "mpich"
+    first = MPICH_FIRST
 
     def prepare(self):
         self.binary = os.path.join(self.workdir, "mpi_coll_bench_mpich")

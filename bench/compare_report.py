@@ -2,14 +2,21 @@
 """compare_report.py — the markdown tables of docs/performance.md from one or more
 summary.csv files of bench/compare (rows of several runs are simply concatenated):
 
-  python3 bench/compare_report.py build/runs/p2/summary.csv build/runs/p4/summary.csv
+  python3 bench/compare_report.py [--colls "C ..."] build/runs/p2/summary.csv \
+      build/runs/p4/summary.csv
 
 1. Per point (collective, P, size), reused and fresh data side by side: collie (malloc
    buffers, auto's choice), the best peer (the fastest of every peer's auto and forced
-   algorithms) and the ratio collie / best peer; the same ratio for collie_alloc buffers.
+   algorithms) and the ratio collie / best peer; the same ratio for collie_alloc buffers
+   and for malloc buffers under the shared heap (when the run had it).
 2. Per peer and data mode: at how many points collie (malloc buffers) is at or below that
    peer's best config, and the median and range of collie / peer.
-3. Per data mode: points at or below the best peer, at most 1.3 x, and the worst ratio.
+3. Per data mode (and per collective when there are several): points at or below the best
+   peer, at most 1.3 x, and the worst ratio.
+
+Any of bench/compare's collectives (allreduce, reduce, bcast, allgather,
+reduce_scatter_block, alltoall); summary.csv files from before the shared-heap columns
+read as runs without it.  --colls "allgather alltoall" keeps only those collectives.
 """
 import csv
 import statistics
@@ -46,18 +53,32 @@ def peer_best(row, peer):
     return min(got) if got else None
 
 
-def load(paths):
+def load(paths, colls=None):
     rows = []
     for path in paths:
         with open(path, newline="") as f:
             rows += list(csv.DictReader(f))
-    return {(r["coll"], int(r["P"]), int(r["bytes"]), r["data"]): r for r in rows}
+    return {(r["coll"], int(r["P"]), int(r["bytes"]), r["data"]): r for r in rows
+            if not colls or r["coll"] in colls}
+
+
+def has_heap(table):
+    return any(num(r.get("ratio_shared_heap")) for r in table.values())
+
+
+def ratios_of(table, key, column):
+    """'reused / fresh' of one ratio column at a point (collective, P, size)."""
+    return "/".join(ratio(num(table[key + (d,)].get(column))) if key + (d,) in table else "–"
+                    for d in ("reused", "fresh"))
 
 
 def point_table(table):
+    heap = has_heap(table)
     print("| coll | P | size | reused: collie µs (algorithm) | best peer µs (which) | ratio |"
-          " fresh: collie µs | best peer µs (which) | ratio | collie_alloc ratio reused / fresh |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          " fresh: collie µs | best peer µs (which) | ratio | collie_alloc ratio reused / fresh |"
+          + (" shared heap ratio reused / fresh |" if heap else ""))
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" +
+          (" ---: |" if heap else ""))
     for coll, P, size in sorted({k[:3] for k in table}, key=lambda k: (k[0], k[1], k[2])):
         cells = []
         for data in ("reused", "fresh"):
@@ -69,9 +90,10 @@ def point_table(table):
                 (f" ({r['collie_algorithm']})" if data == "reused" else "")
             best = f"{us(num(r['best_peer_us']))} ({r['best_peer']} {r['best_peer_config']})"
             cells += [mine, best, ratio(num(r["ratio"]))]
-        alloc = "/".join(ratio(num(table[(coll, P, size, d)]["ratio_collie_alloc"]))
-                         if (coll, P, size, d) in table else "–" for d in ("reused", "fresh"))
-        print(f"| {coll} | {P} | {human(size)} | " + " | ".join(cells) + f" | {alloc} |")
+        cells.append(ratios_of(table, (coll, P, size), "ratio_collie_alloc"))
+        if heap:
+            cells.append(ratios_of(table, (coll, P, size), "ratio_shared_heap"))
+        print(f"| {coll} | {P} | {human(size)} | " + " | ".join(cells) + " |")
 
 
 def peer_table(table):
@@ -91,18 +113,30 @@ def peer_table(table):
 
 
 def totals(table):
-    for data in ("reused", "fresh"):
-        for label, col in (("collie (malloc)", "ratio"), ("collie_alloc", "ratio_collie_alloc")):
-            ratios = [num(r[col]) for k, r in table.items() if k[3] == data and num(r[col])]
-            if ratios:
-                print(f"- {data} data, {label}: at or below the best peer at "
-                      f"{sum(1 for x in ratios if x <= 1.0)} of {len(ratios)} points, within "
-                      f"1.3 × at {sum(1 for x in ratios if x <= 1.3)}, worst {max(ratios):.2f}, "
-                      f"best {min(ratios):.2f}")
+    colls = sorted({k[0] for k in table})
+    groups = [("", colls)] + ([(f"{c}, ", [c]) for c in colls] if len(colls) > 1 else [])
+    kinds = (("collie (malloc)", "ratio"), ("collie_alloc", "ratio_collie_alloc"),
+             ("shared heap", "ratio_shared_heap"))
+    for prefix, which in groups:
+        for data in ("reused", "fresh"):
+            for label, col in kinds:
+                ratios = [num(r.get(col)) for k, r in table.items()
+                          if k[3] == data and k[0] in which and num(r.get(col))]
+                if ratios:
+                    print(f"- {prefix}{data} data, {label}: at or below the best peer at "
+                          f"{sum(1 for x in ratios if x <= 1.0)} of {len(ratios)} points, "
+                          f"within 1.3 × at {sum(1 for x in ratios if x <= 1.3)}, worst "
+                          f"{max(ratios):.2f}, best {min(ratios):.2f}")
 
 
-def main(paths):
-    table = load(paths)
+def main(argv):
+    colls = None
+    if len(argv) >= 2 and argv[0] == "--colls":
+        colls, argv = argv[1].split(), argv[2:]
+    paths = argv
+    if not paths:
+        sys.exit("usage: compare_report.py [--colls \"C ...\"] SUMMARY_CSV [SUMMARY_CSV ...]")
+    table = load(paths, colls)
     point_table(table)
     print()
     peer_table(table)
@@ -111,6 +145,4 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: compare_report.py SUMMARY_CSV [SUMMARY_CSV ...]")
     main(sys.argv[1:])

@@ -8,7 +8,8 @@
 # (~/.cache/collie-bench); the others are skipped with a message.  Checks compare.csv and
 # summary.csv: exact headers, one ok row with a positive time per size and data mode for
 # collie and for each peer that ran (auto and at least two forced algorithms; collie also
-# with collie_alloc buffers), and the ratio collie / best peer when a peer ran.
+# with collie_alloc buffers and, when libcollie_heap.so is built, under the shared heap),
+# and the ratio collie / best peer when a peer ran.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/compare-smoke
@@ -39,6 +40,10 @@ for lib in "${libs[@]}"; do
   if [ "$lib" = collie ]; then
     n=$(awk -F, '$5 == "collie" && $6 == "collie_alloc" && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
     [ "$n" = 4 ] || fail "collie with collie_alloc buffers: $n good rows, want 4"
+    if [ -e "$BUILD/libcollie_heap.so" ]; then
+      n=$(awk -F, '$5 == "collie" && $6 == "shared_heap" && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
+      [ "$n" = 4 ] || fail "collie under the shared heap: $n good rows, want 4"
+    fi
     continue
   fi
   forced=$(awk -F, -v l="$lib" '$5 == l && $6 != "auto" && $8 == "ok" && $9 > 0 { print $6 }' \
@@ -50,7 +55,7 @@ peer_cols=""
 for peer in openmpi mpich intelmpi openmpi5 mpich5 oneccl; do
   peer_cols+=",${peer}_auto_us,${peer}_forced_us,${peer}_forced_algorithm"
 done
-want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc"
+want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us,collie_heap_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc,ratio_shared_heap"
 [ "$(head -1 "$OUT/summary.csv")" = "$want_sum" ] || fail "summary.csv header is $(head -1 "$OUT/summary.csv")"
 # columns by name: collie_us, collie_algorithm, collie_alloc_us, best_peer_us, ratio
 rows=$(awk -F, -v mpi=$((${#libs[@]} > 1)) '

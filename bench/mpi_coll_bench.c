@@ -1,24 +1,31 @@
 /*
  * mpi_coll_bench.c — the MPI side of bench/compare: times MPI_Allreduce / MPI_Reduce /
- * MPI_Bcast exactly the way collie-bench times collie (warm-up, rank 0 picks an iteration
+ * MPI_Bcast / MPI_Allgather / MPI_Reduce_scatter_block / MPI_Alltoall exactly the way
+ * collie-bench times collie (warm-up, rank 0 picks an iteration
  * count for ~100 ms and broadcasts it, a barrier, then `iters` back-to-back calls timed
  * on each rank; a rank's time = elapsed / iters; avg/min/max over ranks), float64 sum,
  * root 0, and prints the same columns (max_us, the slowest rank, is what bench/compare
  * uses).  The header names the MPI library (MPI_Get_library_version), so a run shows
  * which libmpi it really loaded (bench/compare runs an MPICH-built binary on Intel MPI).
  *
- *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N]
+ *   mpirun -np P mpi_coll_bench [--coll allreduce|reduce|bcast|allgather|
+ *                                      reduce_scatter_block|alltoall] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
  *                               [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]
  *
+ * Sizes are per block, as in collie-bench: allgather sends `bytes` and receives P blocks
+ * of `bytes`; reduce_scatter_block reduces P blocks and keeps one; alltoall sends and
+ * receives P blocks of `bytes` (one per rank).
  * --barrier-each 1 (collie-bench --barrier-each): a barrier before every timed call, and
  * only the calls are timed, so successive calls cannot overlap (a rooted collective's
  * root may otherwise start the next call while the others still finish this one).
  * --fresh-data 1 (collie-bench --fresh-data; implies --barrier-each 1): before every call
- * the input gets new values, (i + call number + 3 rank) & 1023 with ordinary stores, untimed
- * and before the barrier.  --check 1: after the timed calls of a size, every rank checks the
- * last call's result against the exact expected values and the run fails (exit 1, the
- * rank and index on stderr) on a mismatch.
+ * the input gets new values, (g + call number + 3 rank) & 1023 at element g of the input
+ * (all P blocks of it where there are P) with ordinary stores, untimed and before the
+ * barrier; otherwise the input is rank + g % 7, set once.  --check 1: after the timed calls
+ * of a size, every rank checks the last call's result against the exact expected values,
+ * computed here from the definition of the collective (expected()), and the run fails
+ * (exit 1, the rank and index on stderr) on a mismatch.
  *
  * Built with -DCOLLIE_BENCH_ONECCL and bench/oneccl_glue.cpp, the same harness times
  * oneCCL's calls instead (MPI still launches, times and carries the barriers).
@@ -34,8 +41,13 @@
 #include "oneccl_glue.h"
 #endif
 
+/* The collectives, in the order of GLUE_* (oneccl_glue.h). */
+enum { C_ALLREDUCE, C_REDUCE, C_BCAST, C_ALLGATHER, C_REDUCE_SCATTER_BLOCK, C_ALLTOALL, C_COUNT };
+static const char *const coll_names[C_COUNT] = { "allreduce", "reduce", "bcast", "allgather",
+                                                 "reduce_scatter_block", "alltoall" };
+
 typedef struct opts {
-    const char *coll;
+    int coll;
     long min_bytes, max_bytes, factor, iters, barrier_each, fresh_data, check;
 } opts;
 
@@ -52,13 +64,20 @@ static long parse_size(const char *s) {
     return v;
 }
 
+static int find_coll(const char *name) {
+    for (int c = 0; c < C_COUNT; c++)
+        if (!strcmp(name, coll_names[c]))
+            return c;
+    return -1;
+}
+
 static int parse(int argc, char **argv, opts *o) {
-    *o = (opts){ "allreduce", 8, 1 << 20, 2, 0, 0, 0, 0 };
+    *o = (opts){ C_ALLREDUCE, 8, 1 << 20, 2, 0, 0, 0, 0 };
     if ((argc - 1) % 2 != 0)
         return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--coll"))
-            o->coll = argv[i + 1];
+            o->coll = find_coll(argv[i + 1]);
         else if (!strcmp(argv[i], "--min-bytes"))
             o->min_bytes = parse_size(argv[i + 1]);
         else if (!strcmp(argv[i], "--max-bytes"))
@@ -78,71 +97,102 @@ static int parse(int argc, char **argv, opts *o) {
     }
     bool bools_ok = (o->fresh_data == 0 || o->fresh_data == 1) && (o->check == 0 || o->check == 1);
     o->barrier_each = o->barrier_each || o->fresh_data;
-    if (strcmp(o->coll, "allreduce") && strcmp(o->coll, "reduce") && strcmp(o->coll, "bcast"))
+    if (o->coll < 0)
         return -1;
-    /* sizes in whole float64 elements that fit an int count; a step that grows */
-    bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes && o->max_bytes / 8 <= INT_MAX;
+    /* sizes in whole float64 elements; P blocks of the largest fit an int count */
+    bool sizes_ok = o->min_bytes >= 8 && o->max_bytes >= o->min_bytes &&
+                    o->max_bytes / 8 <= INT_MAX / size_;
     bool flags_ok = o->iters >= 0 && (o->barrier_each == 0 || o->barrier_each == 1);
     return sizes_ok && o->factor >= 2 && flags_ok && bools_ok ? 0 : -1;
+}
+
+/* Elements of this rank's input and of its result in a call of `count` per block. */
+static long in_elems(const opts *o, long count) {
+    return o->coll == C_REDUCE_SCATTER_BLOCK || o->coll == C_ALLTOALL ? count * size_ : count;
+}
+
+static long out_elems(const opts *o, long count) {
+    return o->coll == C_ALLGATHER || o->coll == C_ALLTOALL ? count * size_ : count;
 }
 
 #ifdef COLLIE_BENCH_ONECCL
 static void one_call(const opts *o, double *in, double *out, int count) {
     char err[512];
-    int coll = !strcmp(o->coll, "allreduce") ? GLUE_ALLREDUCE
-             : !strcmp(o->coll, "reduce") ? GLUE_REDUCE : GLUE_BCAST;
-    if (ccl_glue_call(coll, in, out, (size_t)count, err, sizeof err) != 0) {
+    if (ccl_glue_call(o->coll, in, out, (size_t)count, err, sizeof err) != 0) {
         fprintf(stderr, "mpi_coll_bench: rank %d: %s\n", rank_, err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
 #else
 static void one_call(const opts *o, double *in, double *out, int count) {
-    if (!strcmp(o->coll, "allreduce"))
-        MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    else if (!strcmp(o->coll, "reduce"))
-        MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    else
-        MPI_Bcast(in, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Comm w = MPI_COMM_WORLD;
+    switch (o->coll) {
+    case C_ALLREDUCE: MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, w); break;
+    case C_REDUCE: MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, 0, w); break;
+    case C_BCAST: MPI_Bcast(in, count, MPI_DOUBLE, 0, w); break;
+    case C_ALLGATHER: MPI_Allgather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, w); break;
+    case C_REDUCE_SCATTER_BLOCK:
+        MPI_Reduce_scatter_block(in, out, count, MPI_DOUBLE, MPI_SUM, w);
+        break;
+    default: MPI_Alltoall(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, w); break;
+    }
 }
 #endif
 
-static bool is_bcast(const opts *o) { return !strcmp(o->coll, "bcast"); }
+static bool is_bcast(const opts *o) { return o->coll == C_BCAST; }
 
-/* --fresh-data: this rank's input of the call numbered salt (bcast: the root's only). */
-static double fresh_value(long i, unsigned long salt, int rank) {
-    return (double)(((unsigned long)i + salt + 3ul * (unsigned long)rank) & 1023ul);
+/* --fresh-data: element g of rank's input in the call numbered salt (bcast: the root's only). */
+static double fresh_value(long g, unsigned long salt, int rank) {
+    return (double)(((unsigned long)g + salt + 3ul * (unsigned long)rank) & 1023ul);
 }
 
 static void fresh_input(const opts *o, double *in, int count) {
     if (!is_bcast(o) || rank_ == 0)
-        for (int i = 0; i < count; i++)
-            in[i] = fresh_value(i, calls, rank_);
+        for (long g = 0; g < in_elems(o, count); g++)
+            in[g] = fresh_value(g, calls, rank_);
     calls++;
 }
 
-/* Input without --fresh-data: in[i] = rank + i % 7, set once (main). */
-static double reused_value(long i, int rank) { return (double)(rank + i % 7); }
+/* Input without --fresh-data: in[g] = rank + g % 7, set once (main). */
+static double reused_value(long g, int rank) { return (double)(rank + g % 7); }
 
-/* The expected result at index i of the last call (sum over ranks; bcast: rank 0's). */
-static double expected(const opts *o, long i) {
-    int ranks = is_bcast(o) ? 1 : size_;
+/* Element g of rank r's input in the last call. */
+static double input_of(const opts *o, long g, int r) {
+    return o->fresh_data ? fresh_value(g, calls - 1, r) : reused_value(g, r);
+}
+
+static double sum_over_ranks(const opts *o, long g) {
     double sum = 0;
-    for (int r = 0; r < ranks; r++)
-        sum += o->fresh_data ? fresh_value(i, calls - 1, r) : reused_value(i, r);
+    for (int r = 0; r < size_; r++)
+        sum += input_of(o, g, r);
     return sum;
+}
+
+/* The expected result at element k of the last call (block j = k / count, index i):
+ * allreduce, reduce (root): the sum over ranks of element k; bcast: rank 0's; allgather:
+ * rank j's element i; alltoall: element rank·count + i of rank j (block `rank` of its
+ * input); reduce_scatter_block: the sum over ranks of element rank·count + k. */
+static double expected(const opts *o, long count, long k) {
+    long j = k / count, i = k % count, mine = (long)rank_ * count;
+    switch (o->coll) {
+    case C_BCAST: return input_of(o, k, 0);
+    case C_ALLGATHER: return input_of(o, i, (int)j);
+    case C_ALLTOALL: return input_of(o, mine + i, (int)j);
+    case C_REDUCE_SCATTER_BLOCK: return sum_over_ranks(o, mine + k);
+    default: return sum_over_ranks(o, k);
+    }
 }
 
 /* --check 1: every rank with a result compares it; false (after printing) on a mismatch. */
 static bool check_result(const opts *o, const double *in, const double *out, int count) {
     const double *got = is_bcast(o) ? in : out;
-    if (!strcmp(o->coll, "reduce") && rank_ != 0)
+    if (o->coll == C_REDUCE && rank_ != 0)
         return true;
-    for (int i = 0; i < count; i++)
-        if (got[i] != expected(o, i)) {
-            fprintf(stderr, "mpi_coll_bench: rank %d: check failed (%s, %d elements%s): index "
-                    "%d: got %g, expected %g\n", rank_, o->coll, count,
-                    o->fresh_data ? ", fresh data" : "", i, got[i], expected(o, i));
+    for (long k = 0; k < out_elems(o, count); k++)
+        if (got[k] != expected(o, count, k)) {
+            fprintf(stderr, "mpi_coll_bench: rank %d: check failed (%s, %d elements per block%s):"
+                    " result element %ld: got %g, expected %g\n", rank_, coll_names[o->coll],
+                    count, o->fresh_data ? ", fresh data" : "", k, got[k], expected(o, count, k));
             return false;
         }
     return true;
@@ -267,19 +317,27 @@ int main(int argc, char **argv) {
     opts o;
     if (parse(argc, argv, &o) != 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi_coll_bench [--coll allreduce|reduce|bcast] [--min-bytes N] "
-                            "[--max-bytes N] [--step-factor K] [--iters N] [--barrier-each 0|1]\n"
-                            "                      [--fresh-data 0|1] [--check 0|1]\n"
-                            "  (sizes: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n");
+            fputs("usage: mpi_coll_bench [--coll allreduce|reduce|bcast|allgather|"
+                  "reduce_scatter_block|alltoall]\n"
+                  "         [--min-bytes N] [--max-bytes N] [--step-factor K] [--iters N]\n"
+                  "         [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]\n"
+                  "  (sizes per block: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n",
+                  stderr);
         stop();
         return 2;
     }
-    double *in = malloc((size_t)o.max_bytes + 64), *out = malloc((size_t)o.max_bytes + 64);
-    for (long i = 0; i < o.max_bytes / 8; i++)
-        in[i] = out[i] = reused_value(i, rank);
+    long elems = o.max_bytes / 8 * (o.coll > C_BCAST ? size : 1);   /* P blocks where needed */
+    double *in = malloc((size_t)elems * 8 + 64), *out = malloc((size_t)elems * 8 + 64);
+    if (!in || !out) {
+        fprintf(stderr, "mpi_coll_bench: rank %d: cannot allocate 2 x %ld bytes\n", rank,
+                elems * 8);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (long g = 0; g < elems; g++)
+        in[g] = out[g] = reused_value(g, rank);
     if (rank == 0) {
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s\n", o.coll, size,
-               o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s\n", coll_names[o.coll],
+               size, o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
         print_library();
     }
     bool ok = true;

@@ -64,6 +64,7 @@ static inline void bench_usage(FILE *f) {
           "                    nonblocking (i-call + wait + free), poll (i-call, then\n"
           "                    collie_test(req, 0) in a loop until done, + free)\n"
           "  --check           after timing each size, verify one call with integer inputs\n"
+          "                    against the exact expected result (every collective)\n"
           "  --per-rank        print each rank's time per call (skew) under each row\n"
           "  --sync-start      latency from a common start instead (see below)\n"
           "  --csv FILE        rank 0 writes CSV rows (--csv-append: append to FILE)\n"
@@ -208,9 +209,6 @@ static inline bool is_value_option(const char *name) {
 static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
     if (o->min_bytes > o->max_bytes)
         return snprintf(err, n, "--min-bytes is larger than --max-bytes"), PARSE_ERROR;
-    if (o->coll > COLL_BARRIER && (o->check || o->fresh_data))
-        return snprintf(err, n, "--check and --fresh-data: not for %s yet (tests/mp/mp_colls "
-                        "checks it)", collie_coll_name(o->coll)), PARSE_ERROR;
     if (o->in_place && (o->coll == COLL_BCAST || o->coll == COLL_BARRIER))
         return snprintf(err, n, "--in-place does not apply to %s", collie_coll_name(o->coll)),
                PARSE_ERROR;
@@ -221,7 +219,7 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
     if (o->fresh_data && bench_max_exact(o->dtype) == 0)
         return snprintf(err, n, "--fresh-data: dtype %s is not supported",
                         collie_dtype_name(o->dtype)), PARSE_ERROR;
-    if (o->fresh_data && o->coll != COLL_BCAST && o->opid >= COLLIE_OPID_MAXLOC)
+    if (o->fresh_data && collie_coll_has_op(o->coll) && o->opid >= COLLIE_OPID_MAXLOC)
         return snprintf(err, n, "--fresh-data: op %s is not supported (pairs)",
                         collie_op_name(o->op)), PARSE_ERROR;
     bool reduces = collie_coll_has_op(o->coll);

@@ -114,6 +114,7 @@ static const void *send_ptr(const bench *b) {
 }
 
 #include "bench_colls.h"
+#include "bench_colls_check.h"
 
 /* The request of one size: in persistent mode the collie_*_init request that is timed;
  * in the other modes one planned like the blocking calls' cached plans (matched by start
@@ -204,14 +205,14 @@ static void *input_buf(const bench *b) {
     return send_ptr(b) == COLLIE_IN_PLACE ? b->rbuf : b->sbuf;
 }
 
-static int check_opid(const bench *b) { return b->o.coll == COLL_BCAST ? -1 : b->o.opid; }
-
 /* --fresh-data: new input values for the next call (numbered b->calls), untimed; the
  * caller's barrier follows, so no rank's timing sees the rewrite. */
 static void fresh_input(bench *b, size_t count) {
     void *in = input_buf(b);
-    if (in)
-        bench_fill_fresh(in, count, check_opid(b), b->o.dtype, b->P, b->rank, b->calls);
+    if (more_coll(b->o.coll))
+        more_fill_fresh(b, count, b->calls);   /* bench_colls_check.h */
+    else if (in)
+        bench_fill_fresh(in, count, more_opid(b), b->o.dtype, b->P, b->rank, b->calls);
     b->calls++;
 }
 
@@ -373,7 +374,7 @@ static void report(const bench *b, size_t count, long iters, const char *label, 
 /* ---- --check -------------------------------------------------------------------------- */
 
 static void fill_check_inputs(const bench *b, size_t count) {
-    int opid = check_opid(b);
+    int opid = more_opid(b);
     bool own_input = b->o.coll != COLL_BCAST || b->rank == b->o.root;
     void *in = send_ptr(b) == COLLIE_IN_PLACE || b->o.coll == COLL_BCAST ? b->rbuf : b->sbuf;
     if (in != b->rbuf || !own_input)
@@ -387,7 +388,7 @@ static long first_mismatch(const bench *b, size_t count) {
     if (b->o.coll == COLL_REDUCE && b->rank != b->o.root)
         return -1;
     for (size_t i = 0; i < count; i++) {
-        double want = (double)bench_expected(check_opid(b), b->o.dtype, b->P, b->o.root, i);
+        double want = (double)bench_expected(more_opid(b), b->o.dtype, b->P, b->o.root, i);
         if (bench_get(b->rbuf, i, b->o.dtype) != want)
             return (long)i;
     }
@@ -397,11 +398,13 @@ static long first_mismatch(const bench *b, size_t count) {
 /* --fresh-data --check: the result of the last timed call (numbered b->calls - 1) against
  * its expected values; called right after timing, before anything rewrites the buffers. */
 static void check_fresh(bench *b, size_t count, const char *used) {
-    if (b->o.coll == COLL_REDUCE && b->rank != b->o.root)
+    if (more_coll(b->o.coll))
+        more_verify(b, count, true, used);
+    if (more_coll(b->o.coll) || (b->o.coll == COLL_REDUCE && b->rank != b->o.root))
         return;
     uint64_t salt = b->calls - 1;
     for (size_t i = 0; i < count; i++) {
-        double want = (double)bench_fresh_expected(check_opid(b), b->o.dtype, b->P, b->o.root,
+        double want = (double)bench_fresh_expected(more_opid(b), b->o.dtype, b->P, b->o.root,
                                                    i, salt);
         double got = bench_get(b->rbuf, i, b->o.dtype);
         if (got == want)
@@ -415,11 +418,17 @@ static void check_fresh(bench *b, size_t count, const char *used) {
 }
 
 static void check_size(bench *b, collie_request_t *req, size_t count, const char *used) {
-    fill_check_inputs(b, count);
+    bool more = more_coll(b->o.coll);
+    if (more)
+        more_fill_check_inputs(b, count);
+    else
+        fill_check_inputs(b, count);
     must(b, run_once(b, req, count));
-    long bad = first_mismatch(b, count);
+    if (more)
+        more_verify(b, count, false, used);
+    long bad = more ? -1 : first_mismatch(b, count);
     if (bad >= 0) {
-        double want = (double)bench_expected(check_opid(b), b->o.dtype, b->P, b->o.root,
+        double want = (double)bench_expected(more_opid(b), b->o.dtype, b->P, b->o.root,
                                              (size_t)bad);
         fprintf(stderr, "collie-bench: rank %d: check failed (%s, %zu elements, %s): index %ld:"
                 " got %g, expected %g\n", b->rank, collie_coll_name(b->o.coll), count, used,
@@ -618,10 +627,10 @@ static void run(bench *b) {
         osu_warn_oversubscribed(b->P);
     if (b->rank == 0)
         print_header(b);
-    if (b->o.check && b->rank == 0 && !bench_check_possible(b->o.dtype, check_opid(b), b->P))
+    if (b->o.check && b->rank == 0 && !bench_check_possible(b->o.dtype, more_opid(b), b->P))
         printf("# --check skipped: results of %s at P=%d are not exact in %s\n", op_label(b),
                b->P, collie_dtype_name(b->o.dtype));
-    if (b->o.check && !bench_check_possible(b->o.dtype, check_opid(b), b->P))
+    if (b->o.check && !bench_check_possible(b->o.dtype, more_opid(b), b->P))
         b->o.check = false;
     if (!all_mode(b)) {
         bench_algorithm(b, b->o.algo ? b->o.algo : bench_default_spec(b->o.coll));
