@@ -320,14 +320,11 @@ int MPI_Start(MPI_Request *request) {
         return PMPI_Start(request);
     if (e->active)
         return cm_error(&e->call, collie_fail(COLLIE_ERR_ARG, "MPI_Start: the request is already active"));
-    int st = e->call.extra ? cm_extra_pack(e->call.extra) : COLLIE_OK;
+    int st = e->call.extra ? cm_extra_pack(e->call.extra) : COLLIE_OK;   /* mpi_stage.c */
+    if (!st && e->call.packed && e->call.cc->rank == e->call.root)
+        st = cm_pack_bcast(&e->call, true);   /* the root's data as it is now */
     if (st)
         return cm_error(&e->call, st);
-    if (e->call.packed && e->call.cc->rank == e->call.root) {
-        int st = cm_pack_bcast(&e->call, true);   /* the root's data as it is now */
-        if (st)
-            return cm_error(&e->call, st);
-    }
     e->active = true;
     e->unreported = false;
     e->error = MPI_SUCCESS;

@@ -374,23 +374,7 @@ int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_A
 /* Packs (root) or unpacks (the others) count elements of type at c->recvbuf to or from
  * tmp, in pieces of at most INT_MAX bytes (MPI_Pack counts in int). */
 static int pack_pieces(const cm_call *c, MPI_Datatype type, bool pack, char *tmp) {
-    size_t per = c->mult, step = (size_t)INT_MAX / per, done = 0;
-    while (done < (size_t)c->count) {
-        size_t n = (size_t)c->count - done < step ? (size_t)c->count - done : step;
-        char *elems = (char *)c->recvbuf + (MPI_Aint)done * c->extent;
-        int pos = 0, rc = pack ? PMPI_Pack(elems, (int)n, type, tmp + done * per, (int)(n * per), &pos, c->comm)
-                               : PMPI_Unpack(tmp + done * per, (int)(n * per), &pos, elems, (int)n, type, c->comm);
-        if (rc != MPI_SUCCESS || (size_t)pos != n * per)
-            return collie_fail(COLLIE_ERR_ARG, "%s: MPI_%s of a %zu-byte piece gave %d bytes", c->fn,
-                               pack ? "Pack" : "Unpack", n * per, pos);
-        done += n;
-    }
-    return COLLIE_OK;
-}
-
-/* Packs (root) or unpacks (the others) the broadcast's count elements at c->recvbuf. */
-static int pack_pieces(const cm_call *c, bool pack, char *tmp) {
-    return cm_pack(pack, c->recvbuf, (size_t)c->count, c->dtype, c->mult, c->extent, tmp, c->comm, c->fn);
+    return cm_pack(pack, c->recvbuf, (size_t)c->count, type, c->mult, c->extent, tmp, c->comm, c->fn);
 }
 
 int cm_packed_bcast(const cm_call *c) {
