@@ -9,7 +9,9 @@
 #
 # --quick (the default unless COLLIE_LONG_TESTS=1): the subset in QUICK below — every call
 #   collie serves (allreduce, reduce, bcast, barrier, their I* and persistent forms, in
-#   place, several types and ops); --full: every line of coll/testlist and coll/testlist.dtp
+#   place, several types and ops; of allgather … exscan, which tests/mpi's mpi_check covers in
+#   full, reduce_scatter(_block) in place, exscan and its persistent form, and every I* form
+#   through "nonblocking"); --full: every line of coll/testlist and coll/testlist.dtp
 #   (lines needing more than 20 GB or more than 16 ranks are left out and listed), then the
 #   applications; --long-only: --full when COLLIE_LONG_TESTS=1, else exit 77 (for ctest).  --tests REGEX keeps the lines whose text matches.  --apps runs LAMMPS
 #   (melt, peptide: identical thermo output) and HPCC (its own checks) plain and through
@@ -68,6 +70,7 @@ QUICK=(
   "iallred 2" "ibarrier 2 timeLimit=30" "nonblocking 4"
   "p_allred 4 strict=false" "p_red 4 strict=false" "p_bcast 4 strict=false"
   "p_barrier 2 strict=false"
+  "red_scat_block 4" "p_exscan 5 strict=false"
 )
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -100,8 +100,9 @@ static bool map_buffers(cm_call *c, const char **why) {
     return true;
 }
 
-/* Per call, everything comes from the records cached per communicator and datatype. */
-bool cm_prepare(cm_call *c, const char **why) {
+/* The part of cm_prepare every intercepted collective shares: COLLIE_MPI, the thread
+ * level, the communicator's team.  The same answer on every rank of the communicator. */
+bool cm_prepare_comm(cm_call *c, const char **why) {
     *why = NULL;
     cm_setup();
     if (cm_disabled()) {
@@ -122,6 +123,13 @@ bool cm_prepare(cm_call *c, const char **why) {
         *why = c->cc->why;
         return false;
     }
+    return true;
+}
+
+/* Per call, everything comes from the records cached per communicator and datatype. */
+bool cm_prepare(cm_call *c, const char **why) {
+    if (!cm_prepare_comm(c, why))
+        return false;
     if ((c->coll == COLL_REDUCE || c->coll == COLL_BCAST) && (c->root < 0 || c->root >= c->cc->size)) {
         *why = "root out of range";
         return false;

@@ -7,6 +7,9 @@
  * mpi_ops.c       MPI ops → collie ops: the built-ins, user ops
  * mpi_cache.c     the map from MPI handles to the layer's records
  * mpi_coll.c      the intercepted collectives: blocking, MPI_I*, persistent
+ * mpi_xcoll.c     allgather(v) … exscan: mapping a call to collie (bytes, v arrays, in place)
+ * mpi_xcoll_calls.c  their MPI_* entry points: blocking, MPI_I*, persistent
+ * mpi_stage.c     their buffers of datatypes with gaps, packed before and unpacked after
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
  * mpi_progress.c  progress shared with MPI: the wait loop, the blocking point-to-point calls
  * mpi_transport_mixed.c  the shm+mpi transport of communicators spanning several nodes
@@ -25,6 +28,7 @@
 #include <string.h>
 
 #include "collie.h"
+#include "algorithms/algorithm.h"
 #include "transport/transport.h"
 
 /* The layer's own functions are not exported: calls between them are direct, and the
@@ -106,7 +110,67 @@ typedef struct cm_call {
     collie_op_t cop;
     const void *csend;
     void *crecv;
+    /* allgather … exscan (mpi_xcoll.c): the v arrays collie gets and the packed copies of
+     * buffers with gaps; owned by the call (blocking) or its request (cm_extra_free). */
+    struct cm_extra *extra;
 } cm_call;
+
+/* An MPI call of allgather(v) … exscan as the program made it (mpi_xcoll_calls.c):
+ * s… the send side, r… the receive side; for the reductions rcount is the count
+ * (reduce_scatter_block: per rank; scan, exscan: the vector) and rtype the datatype. */
+typedef struct cm_xargs {
+    const char *fn;
+    int coll;
+    bool v;                    /* a v form (reduce_scatter: rcounts) */
+    const void *sendbuf;
+    int scount;
+    const int *scounts, *sdispls;
+    MPI_Datatype stype;
+    void *recvbuf;
+    int rcount;
+    const int *rcounts, *rdispls;
+    MPI_Datatype rtype;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+} cm_xargs;
+
+/* Serves the call on collie (true, *rc its MPI result) or says why not (false, logged). */
+bool cm_x_blocking(const cm_xargs *a, int *rc);
+bool cm_x_request(const cm_xargs *a, bool persistent, MPI_Request *request, int *rc);
+
+/* A buffer of a datatype with gaps, packed for collie (mpi_stage.c): n blocks of t,
+ * counts[j] elements at displs[j] extents from buf (counts NULL: n blocks of `count`
+ * elements one after the other), packed one after the other in tmp. */
+typedef struct cm_stage {
+    char *tmp;                 /* NULL: not staged */
+    void *buf;
+    MPI_Datatype type;         /* a dup of the program's (it may free its own) */
+    size_t size;               /* MPI_Type_size */
+    MPI_Aint extent;
+    int n;
+    size_t count;
+    int *counts, *displs;      /* copies (v forms) */
+    bool in, out;              /* packed before the collective / unpacked after it */
+} cm_stage;
+
+/* What a call of allgather … exscan owns while it runs. */
+typedef struct cm_extra {
+    collie_coll_v v;           /* the arrays collie gets (bytes or elements) */
+    size_t *arrays;            /* their memory */
+    cm_stage stage[2];         /* send, receive */
+    MPI_Comm comm;
+    const char *fn;
+} cm_extra;
+/* Packs the inputs (before each start), unpacks the outputs (after completion): collie
+ * status.  Free: the packed copies, the dups, the arrays. */
+int cm_extra_pack(cm_extra *x);
+int cm_extra_unpack(cm_extra *x);
+void cm_extra_free(cm_extra *x);
+/* Packs (pack) or unpacks n elements of t (size bytes of data, extent apart) at elems to or
+ * from tmp (n * size bytes), in pieces of at most INT_MAX bytes (mpi_types.c). */
+int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_Aint extent,
+            char *tmp, MPI_Comm comm, const char *fn);
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
@@ -179,6 +243,10 @@ void cm_free_user_ops(void);          /* at MPI_Finalize */
 
 /* Decides and fills c for collie (true) or gives the reason for PMPI (false). */
 bool cm_prepare(cm_call *c, const char **why);
+/* Its first part, shared by every collective: COLLIE_MPI, the thread level, the team. */
+bool cm_prepare_comm(cm_call *c, const char **why);
+/* The record of a datatype (mpi_types.c), made on first use; NULL without memory. */
+const cm_dtype *cm_dtype_of(MPI_Datatype t);
 /* Forgets the blocking calls' memo (mpi_coll.c): where MPI frees a communicator, a
  * datatype or an op, and at MPI_Finalize. */
 void cm_memo_forget(void);

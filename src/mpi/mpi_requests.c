@@ -57,6 +57,7 @@ cm_req *cm_req_find(MPI_Request h) {
 
 static void forget(cm_req *e) {
     collie_request_free(e->req);
+    cm_extra_free(e->call.extra);
     cm_pack_release(&e->call);
     free(e->deferred_msg);
     *e = table[--nused];
@@ -95,6 +96,7 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     }
     if (rc != MPI_SUCCESS) {
         collie_request_free(req);
+        cm_extra_free(c->extra);
         cm_call copy = *c;
         cm_pack_release(&copy);
         return rc;
@@ -105,9 +107,11 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     return MPI_SUCCESS;
 }
 
-/* MPI's side of e's completion: a packed broadcast's unpacking, the error handler, the
- * generalized request. */
+/* MPI's side of e's completion: a packed broadcast's unpacking (and mpi_stage.c's), the
+ * error handler, the generalized request. */
 static void finish(cm_req *e, int st) {
+    if (st == COLLIE_OK && e->call.extra)
+        st = cm_extra_unpack(e->call.extra);
     e->active = false;
     e->unreported = e->persistent;
     nactive--;
@@ -316,11 +320,11 @@ int MPI_Start(MPI_Request *request) {
         return PMPI_Start(request);
     if (e->active)
         return cm_error(&e->call, collie_fail(COLLIE_ERR_ARG, "MPI_Start: the request is already active"));
-    if (e->call.packed && e->call.cc->rank == e->call.root) {
-        int st = cm_pack_bcast(&e->call, true);   /* the root's data as it is now */
-        if (st)
-            return cm_error(&e->call, st);
-    }
+    int st = e->call.extra ? cm_extra_pack(e->call.extra) : COLLIE_OK;   /* mpi_stage.c */
+    if (!st && e->call.packed && e->call.cc->rank == e->call.root)
+        st = cm_pack_bcast(&e->call, true);   /* the root's data as it is now */
+    if (st)
+        return cm_error(&e->call, st);
     e->active = true;
     e->unreported = false;
     e->error = MPI_SUCCESS;

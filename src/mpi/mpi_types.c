@@ -279,6 +279,8 @@ static const cm_dtype *dtype_of(MPI_Datatype t) {
     return d;
 }
 
+const cm_dtype *cm_dtype_of(MPI_Datatype t) { return dtype_of(t); }
+
 void cm_free_types(void) {
     pthread_mutex_lock(&types_lock);
     cm_map_clear(&types, free);
@@ -353,21 +355,26 @@ bool cm_map_bcast(cm_call *c, const char **why) {
     return true;
 }
 
+int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_Aint extent,
+            char *tmp, MPI_Comm comm, const char *fn) {
+    size_t step = size ? (size_t)INT_MAX / size : n, done = 0;
+    while (done < n) {
+        size_t k = n - done < step ? n - done : step;
+        char *at = (char *)elems + (MPI_Aint)done * extent;
+        int pos = 0, rc = pack ? PMPI_Pack(at, (int)k, t, tmp + done * size, (int)(k * size), &pos, comm)
+                               : PMPI_Unpack(tmp + done * size, (int)(k * size), &pos, at, (int)k, t, comm);
+        if (rc != MPI_SUCCESS || (size_t)pos != k * size)
+            return collie_fail(COLLIE_ERR_ARG, "%s: MPI_%s of a %zu-byte piece gave %d bytes", fn,
+                               pack ? "Pack" : "Unpack", k * size, pos);
+        done += k;
+    }
+    return COLLIE_OK;
+}
+
 /* Packs (root) or unpacks (the others) count elements of type at c->recvbuf to or from
  * tmp, in pieces of at most INT_MAX bytes (MPI_Pack counts in int). */
 static int pack_pieces(const cm_call *c, MPI_Datatype type, bool pack, char *tmp) {
-    size_t per = c->mult, step = (size_t)INT_MAX / per, done = 0;
-    while (done < (size_t)c->count) {
-        size_t n = (size_t)c->count - done < step ? (size_t)c->count - done : step;
-        char *elems = (char *)c->recvbuf + (MPI_Aint)done * c->extent;
-        int pos = 0, rc = pack ? PMPI_Pack(elems, (int)n, type, tmp + done * per, (int)(n * per), &pos, c->comm)
-                               : PMPI_Unpack(tmp + done * per, (int)(n * per), &pos, elems, (int)n, type, c->comm);
-        if (rc != MPI_SUCCESS || (size_t)pos != n * per)
-            return collie_fail(COLLIE_ERR_ARG, "%s: MPI_%s of a %zu-byte piece gave %d bytes", c->fn,
-                               pack ? "Pack" : "Unpack", n * per, pos);
-        done += n;
-    }
-    return COLLIE_OK;
+    return cm_pack(pack, c->recvbuf, (size_t)c->count, type, c->mult, c->extent, tmp, c->comm, c->fn);
 }
 
 int cm_packed_bcast(const cm_call *c) {

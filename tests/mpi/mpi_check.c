@@ -3,12 +3,16 @@
  * forms and the persistent forms with many types, ops (built-in, MAXLOC/MINLOC, a
  * commutative and a non-commutative user op), counts (0, 1, P-1, 1023, 100003), roots,
  * MPI_IN_PLACE, derived datatypes, completions (Wait, Test, Waitall, Waitany, Testall,
- * Startall) and sub-communicators (MPI_Comm_split, MPI_Comm_dup).
+ * Startall) and sub-communicators (MPI_Comm_split, MPI_Comm_dup); then allgather(v),
+ * alltoall(v), gather(v), scatter(v) (mpi_check_move.c), reduce_scatter(_block), scan and
+ * exscan (mpi_check_scan.c) in every form.
  *
  * Every result is checked against the independent reference (mpi_check_ref.c); rank 0
  * prints one digest line per case (a hash over all ranks' results), so a run under
  * LD_PRELOAD=libcollie_mpi.so and a plain run can be compared with diff.  Exit status 1
- * on any wrong result.  Usage: mpi_check [--quick] (--quick: fewer large counts).
+ * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick] (--quick:
+ * fewer large counts, and --colls-quick; --colls-only: only the cases of allgather …
+ * exscan; --colls-quick: about half of those; --no-colls: none of those).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -17,9 +21,12 @@
 
 #include "mpi_check.h"
 
-static const char *const form_names[] = { "blocking", "wait", "test", "persistent" };
+const char *const form_names[4] = { "blocking", "wait", "test", "persistent" };
+const char *const xcoll_names[X_NCOLLS] = { "allgather", "allgatherv", "reduce_scatter_block",
+                                            "reduce_scatter", "alltoall", "alltoallv", "gather",
+                                            "gatherv", "scatter", "scatterv", "scan", "exscan" };
 
-int world_rank, world_size, failures, quick;
+int world_rank, world_size, failures, quick, colls_quick;
 static MPI_Op user_ops[2];   /* user_sum_mod (commutative), user_affine (not) */
 
 MPI_Op mpi_op(enum top op) {
@@ -48,6 +55,33 @@ void report(const char *label, const void *buf, size_t bytes) {
         printf("%s %016llx\n", label, (unsigned long long)all);
         free(hs);
     }
+}
+
+/* report() for many cases with one MPI_Gather: the digests are kept (with rank 0's labels)
+ * until report_flush() gathers them all and prints the lines in order. */
+#define MAX_LATER 64
+static uint64_t later_hash[MAX_LATER];
+static char later_label[MAX_LATER][200];
+static int nlater;
+
+void report_flush(void) {
+    uint64_t *hs = world_rank == 0 ? xmalloc((size_t)world_size * MAX_LATER * sizeof *hs) : NULL;
+    MPI_Gather(later_hash, nlater, MPI_UINT64_T, hs, nlater, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    for (int i = 0; world_rank == 0 && i < nlater; i++) {
+        uint64_t all = 0;
+        for (int r = 0; r < world_size; r++)
+            all = digest(&hs[(size_t)r * nlater + i], sizeof *hs, all);
+        printf("%s %016llx\n", later_label[i], (unsigned long long)all);
+    }
+    free(hs);
+    nlater = 0;
+}
+
+void report_later(const char *label, const void *buf, size_t bytes) {
+    if (nlater == MAX_LATER)
+        report_flush();
+    later_hash[nlater] = digest(buf, bytes, 0xcbf29ce484222325ull);
+    snprintf(later_label[nlater++], sizeof later_label[0], "%s", label);
 }
 
 void check(const char *label, const ttype *t, size_t count, const void *got, const void *want) {
@@ -337,6 +371,7 @@ void bcast_matrix(MPI_Comm comm, const char *name) {
     test_bcast("vector4double", vec, 32, 32, 77, size / 2, F_BLOCKING, comm, name);
     test_bcast("gapped_int", gapped, 8, 4, 1000, size - 1, F_BLOCKING, comm, name);
     test_bcast("int", MPI_INT, sizeof(int), sizeof(int), 1023, size / 2, F_WAIT, comm, name);
+    test_bcast("gapped_int", gapped, 8, 4, 999, 0, F_WAIT, comm, name);
     MPI_Type_free(&contig);
     MPI_Type_free(&vec);
     MPI_Type_free(&gapped);
@@ -365,18 +400,31 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int colls_only = 0, no_colls = 0;
+    for (int i = 1; i < argc; i++) {
+        quick = quick || strcmp(argv[i], "--quick") == 0;
+        colls_only = colls_only || strcmp(argv[i], "--colls-only") == 0;
+        colls_quick = colls_quick || strcmp(argv[i], "--colls-quick") == 0;
+        no_colls = no_colls || strcmp(argv[i], "--no-colls") == 0;
+    }
+    colls_quick = colls_quick || quick;
     MPI_Op_create(user_sum_mod, 1, &user_ops[0]);
     MPI_Op_create(user_affine, 0, &user_ops[1]);
-    allreduce_matrix();
-    special_counts();
-    reduce_matrix();
-    bcast_matrix(MPI_COMM_WORLD, "world");
-    nonblocking_cases();
+    if (!colls_only) {
+        allreduce_matrix();
+        special_counts();
+        reduce_matrix();
+        bcast_matrix(MPI_COMM_WORLD, "world");
+        nonblocking_cases();
 #if HAVE_PERSISTENT
-    persistent_cases();
+        persistent_cases();
 #endif
-    run_extra_cases();
+        run_extra_cases();
+    }
+    if (!no_colls) {
+        run_move_cases();
+        run_scan_cases();
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -8,6 +8,7 @@
 #define MPI_CHECK_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,10 +60,14 @@ void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt);
 
 /* The harness (mpi_check.c). */
 enum form { F_BLOCKING, F_WAIT, F_TEST, F_PERSISTENT };
-extern int world_rank, world_size, failures, quick;
+extern int world_rank, world_size, failures, quick, colls_quick;
 MPI_Op mpi_op(enum top op);
 void *xmalloc(size_t n);
 void report(const char *label, const void *buf, size_t bytes);
+/* The same, printed (with one MPI_Gather for all) at report_flush(); every rank must call
+ * both in the same order. */
+void report_later(const char *label, const void *buf, size_t bytes);
+void report_flush(void);
 void check(const char *label, const ttype *t, size_t count, const void *got, const void *want);
 void test_allreduce(const ttype *t, enum top op, size_t count, enum form form, int in_place,
                     MPI_Comm comm, const char *comm_name);
@@ -79,5 +84,35 @@ const ttype *type_affine(void);
 
 /* More cases (mpi_check_extra.c): completions, persistent, sub-communicators, derived types. */
 void run_extra_cases(void);
+/* Whether this run has libcollie_mpi preloaded (cases MPI itself gets wrong run only then,
+ * checked against the reference without a digest line). */
+bool collie_preloaded(void);
+
+/* allgather(v) … exscan (mpi_check_xpost.c): one call described, issued in a form. */
+enum xcoll { X_ALLGATHER, X_ALLGATHERV, X_RS_BLOCK, X_RS, X_ALLTOALL, X_ALLTOALLV, X_GATHER,
+             X_GATHERV, X_SCATTER, X_SCATTERV, X_SCAN, X_EXSCAN, X_NCOLLS };
+extern const char *const xcoll_names[X_NCOLLS];
+typedef struct xcall {
+    enum xcoll coll;
+    const void *sb;
+    int sc;
+    const int *scs, *sds;
+    MPI_Datatype st;
+    void *rb;
+    int rc;                     /* reduce_scatter_block, scan, exscan: the count */
+    const int *rcs, *rds;
+    MPI_Datatype rt;            /* the reductions' datatype */
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+} xcall;
+/* fill(ctx, salt), the call in `form`, verify(ctx, salt); persistent: init, then fill,
+ * start, wait, verify for salts 0 and 1. */
+void xrun(const xcall *x, enum form form, void (*fill)(void *ctx, int salt),
+          void (*verify)(void *ctx, int salt), void *ctx);
+extern const char *const form_names[4];
+/* The data-moving calls (mpi_check_move.c) and the reductions (mpi_check_scan.c). */
+void run_move_cases(void);
+void run_scan_cases(void);
 
 #endif

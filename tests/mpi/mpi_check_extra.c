@@ -2,7 +2,8 @@
  * mpi_check_extra.c — cases of mpi_check beyond single calls: several requests completed
  * together (Waitall with point-to-point requests, Waitany, Testall), persistent requests
  * started with Startall, barriers, sub-communicators (split, dup), derived datatypes
- * (flattenable contiguous, and ones collie hands to PMPI).
+ * (flattenable contiguous, and ones collie hands to PMPI), an MPI_Ibcast whose root uses
+ * another layout of the same signature.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -153,7 +154,7 @@ static void long_double_sum(void) {
  * to their base type, so those cases run only under libcollie_mpi, checked against the
  * reference without a digest line.  A user op over a derived type goes to PMPI in both
  * runs. */
-static bool collie_preloaded(void) {
+bool collie_preloaded(void) {
     const char *p = getenv("LD_PRELOAD");
     return p && strstr(p, "libcollie_mpi");
 }
@@ -222,7 +223,35 @@ static void reused_type_handles(void) {
     }
 }
 
+/* MPI_Ibcast with a different layout on the root (ints with gaps) than on the others (plain
+ * ints), one signature: every rank must take the same path (a root on PMPI and the others
+ * on collie would hang). */
+static void ibcast_mixed_layouts(void) {
+    int n = 300, root = world_size - 1, bad = 0;
+    int *buf = xmalloc(2 * (size_t)n * sizeof *buf);
+    MPI_Datatype gapped;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &gapped);
+    MPI_Type_commit(&gapped);
+    for (int i = 0; i < 2 * n; i++)
+        buf[i] = world_rank == root ? (i % 2 ? -7 : i / 2 * 3 + 1) : -1;
+    MPI_Request r;
+    MPI_Ibcast(buf, n, world_rank == root ? gapped : MPI_INT, root, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 2 * n; i++) {
+        int want = world_rank == root ? (i % 2 ? -7 : i / 2 * 3 + 1) : i < n ? i * 3 + 1 : -1;
+        bad += buf[i] != want;
+    }
+    if (bad) {
+        failures++;
+        fprintf(stderr, "FAIL rank %d: ibcast with mixed layouts: %d wrong ints\n", world_rank, bad);
+    }
+    report("ibcast mixed layouts", buf, 2 * (size_t)n * sizeof *buf);
+    MPI_Type_free(&gapped);
+    free(buf);
+}
+
 void run_extra_cases(void) {
+    ibcast_mixed_layouts();
     reused_type_handles();
     mixed_requests("waitall");
     mixed_requests("testall");

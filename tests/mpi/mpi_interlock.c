@@ -11,9 +11,10 @@
  *              sends only after its MPI_Wait on the allreduce returned
  *   blocking   MPI_Iallreduce on one communicator; rank 0 then calls a blocking
  *              MPI_Allreduce on another before its MPI_Wait, the others wait first
- *   pmpi       like blocking, with collectives collie passes to MPI: rank 0 calls
- *              MPI_Alltoall, MPI_Allgather and MPI_Scan on another communicator before
- *              its MPI_Wait, the others after theirs
+ *   pmpi       like blocking, with collectives collie passes to MPI (MPI_Alltoallw, a
+ *              long double MPI_Scan) and ones it serves (MPI_Alltoall, MPI_Allgather, a
+ *              long MPI_Scan): rank 0 calls them on another communicator before its
+ *              MPI_Wait, the others after theirs
  *   porder     MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init; rank 0 starts them
  *              in init order, the others in reverse order, then MPI_Waitall (5 times)
  *
@@ -149,6 +150,20 @@ static void pmpi_calls(MPI_Comm comm) {
     MPI_Scan(&one, &prefix, 1, MPI_LONG, MPI_SUM, comm);
     if (prefix != (long)(rank + 1) * (rank + 2) / 2)
         fail("pmpi pattern, MPI_Scan", sizeof(long), 0, (double)prefix, (double)(rank + 1) * (rank + 2) / 2);
+    long double ld = rank + 1, ldprefix = 0;   /* long double: collie passes it to MPI */
+    MPI_Scan(&ld, &ldprefix, 1, MPI_LONG_DOUBLE, MPI_SUM, comm);
+    if (ldprefix != (long double)(rank + 1) * (rank + 2) / 2)
+        fail("pmpi pattern, long double MPI_Scan", sizeof(long double), 0, (double)ldprefix,
+             (double)(rank + 1) * (rank + 2) / 2);
+    int *cnt = malloc(sizeof(int) * size * 2), *dsp = cnt + size;
+    MPI_Datatype *types = malloc(sizeof *types * size);
+    for (int q = 0; q < size; q++)
+        cnt[q] = 1, dsp[q] = q * (int)sizeof(int), types[q] = MPI_INT;
+    MPI_Alltoallw(sa, cnt, dsp, types, ra, cnt, dsp, types, comm);   /* never collie's */
+    for (int q = 0; q < size; q++)
+        if (ra[q] != q * 1000 + rank)
+            fail("pmpi pattern, MPI_Alltoallw", sizeof(int), q, ra[q], q * 1000 + rank);
+    free(cnt), free(types);
     free(sa), free(ra);
 }
 
