@@ -136,7 +136,7 @@ static int job_init(run_job *j) {
     j->self = getpid();
     j->sfd = j->errpipe[0] = j->errpipe[1] = -1;
     make_job_id(j);
-    run_torch_master_env();
+    run_torch_master_env(j->opt.nranks);
     if (j->opt.tag_output)
         raise_fd_limit();
     if (alloc_job(j) != 0)

@@ -6,6 +6,10 @@
  * Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (its collie rank and the
  * team size); MASTER_ADDR (127.0.0.1) and MASTER_PORT (a TCP port that was free on the
  * loopback when the job started: rank 0's TCPStore binds it) unless the caller set them.
+ * And, as torchrun does, OMP_NUM_THREADS=1 when it is not set and several ranks share the
+ * machine: otherwise every rank's OpenMP runtime (torch's intra-op pool, numpy's BLAS) starts
+ * one thread per core and they spin against each other and against the waiting ranks — a
+ * 1 MiB torch all_reduce with fresh input took 2.7 ms instead of 0.19 at P = 2 on 2 cores.
  */
 #ifndef COLLIE_RUN_TORCH_H
 #define COLLIE_RUN_TORCH_H
@@ -33,9 +37,12 @@ static unsigned run_torch_free_port(void) {
     return port;
 }
 
-/* In the launcher, before any rank starts: MASTER_ADDR and MASTER_PORT, unless set. */
-static void run_torch_master_env(void) {
+/* In the launcher, before any rank starts: MASTER_ADDR and MASTER_PORT, unless set, and
+ * OMP_NUM_THREADS=1 for several ranks, unless set. */
+static void run_torch_master_env(long nranks) {
     char buf[16];
+    if (nranks > 1)
+        setenv("OMP_NUM_THREADS", "1", 0);
     unsigned port = getenv("MASTER_PORT") ? 0 : run_torch_free_port();
     setenv("MASTER_ADDR", "127.0.0.1", 0);
     if (port) {

@@ -103,6 +103,13 @@ case_env() {
     done
     MASTER_PORT=4711 run_job -n 2 sh -c 'echo "$MASTER_PORT"'
     [[ $(sort -u "$OUT") == 4711 ]] || fail "the caller's MASTER_PORT was not kept: $(cat "$OUT")"
+    # torchrun's OMP_NUM_THREADS=1 for several ranks, unless the caller set it; not for one
+    (unset OMP_NUM_THREADS; run_job -n 2 sh -c 'echo "${OMP_NUM_THREADS-unset}"')
+    [[ $(sort -u "$OUT") == 1 ]] || fail "OMP_NUM_THREADS not 1 for 2 ranks: $(cat "$OUT")"
+    OMP_NUM_THREADS=3 run_job -n 2 sh -c 'echo "$OMP_NUM_THREADS"'
+    [[ $(sort -u "$OUT") == 3 ]] || fail "the caller's OMP_NUM_THREADS was not kept: $(cat "$OUT")"
+    (unset OMP_NUM_THREADS; run_job -n 1 sh -c 'echo "${OMP_NUM_THREADS-unset}"')
+    [[ $(cat "$OUT") == unset ]] || fail "OMP_NUM_THREADS set for one rank: $(cat "$OUT")"
     run_job -n 1 sh -c 'echo "$COLLIE_JOB"'
     job2=$(cat "$OUT")
     [[ -n $job2 && $job2 != "$job" ]] || fail "job ids not unique: '$job' '$job2'"
