@@ -28,21 +28,6 @@
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
 
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
-#endif
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define CM_PERSISTENT 1
-#define PCOLL(name) MPIX_##name
-#define PPCOLL(name) PMPIX_##name
-#elif MPI_VERSION >= 4
-#define CM_PERSISTENT 1
-#define PCOLL(name) MPI_##name
-#define PPCOLL(name) PMPI_##name
-#else
-#define CM_PERSISTENT 0
-#endif
-
 static cm_call call_of(const char *fn, int coll, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm) {
     cm_call c;

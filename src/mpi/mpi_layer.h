@@ -31,6 +31,23 @@
 #include "algorithms/algorithm.h"
 #include "transport/transport.h"
 
+/* The persistent collectives: MPI-4's MPI_*_init, or Open MPI 4.1's MPIX_*_init (pcollreq
+ * extension); CM_PERSISTENT 0 where the MPI has neither. */
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define CM_PERSISTENT 1
+#define PCOLL(name) MPIX_##name
+#define PPCOLL(name) PMPIX_##name
+#elif MPI_VERSION >= 4
+#define CM_PERSISTENT 1
+#define PCOLL(name) MPI_##name
+#define PPCOLL(name) PMPI_##name
+#else
+#define CM_PERSISTENT 0
+#endif
+
 /* The layer's own functions are not exported: calls between them are direct, and the
  * per-call path can be inlined (part of keeping the layer thin). */
 #pragma GCC visibility push(hidden)

@@ -9,21 +9,6 @@
  */
 #include "mpi/mpi_layer.h"
 
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>   /* Open MPI's extensions: MPIX_*_init (pcollreq) */
-#endif
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define CM_PERSISTENT 1
-#define PCOLL(name) MPIX_##name
-#define PPCOLL(name) PMPIX_##name
-#elif MPI_VERSION >= 4
-#define CM_PERSISTENT 1
-#define PCOLL(name) MPI_##name
-#define PPCOLL(name) PMPI_##name
-#else
-#define CM_PERSISTENT 0
-#endif
-
 /* ---- blocking ------------------------------------------------------------------------------ */
 
 int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
