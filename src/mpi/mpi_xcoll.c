@@ -357,11 +357,6 @@ static int prepare(cm_call *c, collie_call *k, const cm_xargs *a, const char **w
     k->root = a->root;
     if (!cm_prepare_comm(c, why))
         return PREP_PMPI;
-    if (strstr(c->cc->where, "mpi-rma")) {   /* the same transport on every rank */
-        *why = "the RMA transport between nodes (COLLIE_MPI_TRANSPORT=rma) serves allreduce, "
-               "reduce, bcast and barrier only (a gather's drain hung there under MPICH)";
-        return PREP_PMPI;
-    }
     if (collie_coll_rooted(a->coll) && (a->root < 0 || a->root >= c->cc->size)) {
         *why = "root out of range";
         return PREP_PMPI;

@@ -18,7 +18,6 @@ args=("$@")
 # RMA transport collie passes them to PMPI (mpi_xcoll.c): not checked as served there, and
 # not run unless COLLIE_LONG_TESTS=1 (suite time).
 colls=1
-[ "${COLLIE_MPI_TRANSPORT:-}" = rma ] && colls=0
 if [ "${COLLIE_LONG_TESTS:-0}" != 1 ]; then
   args+=(--colls-quick)
   [ "$colls" = 0 ] && args+=(--no-colls)
