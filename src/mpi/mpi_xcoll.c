@@ -21,8 +21,7 @@
  * own arguments are erroneous (sendcount * size differing from recvcount * size, a
  * negative count, MPI_IN_PLACE where MPI does not allow it) gets an MPI error at once.
  * The routes to PMPI: COLLIE_MPI=0, MPI_THREAD_MULTIPLE for the request forms, a
- * communicator collie does not serve (intercommunicators, ...) or serves over the RMA
- * transport between nodes (COLLIE_MPI_TRANSPORT=rma), a root out of range, and
+ * communicator collie does not serve (intercommunicators, ...), a root out of range, and
  * the reductions' datatypes and ops collie does not compute — each with its reason in
  * COLLIE_MPI_LOG.
  */
