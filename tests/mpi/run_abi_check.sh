@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# run_abi_check.sh [--long] PROGRAM PRELOAD MPIEXEC NPS [ARGS...] — the MPI-5 standard ABI build of
-# libcollie_mpi (build/lib/abi/libcollie_mpi.so).
-# PROGRAM is tests/mpi's mpi_check compiled with mpicc_abi's flags (linked to libmpi_abi.so.1),
-# MPIEXEC the launcher of the MPI whose libmpi_abi.so.1 the program loads (MPICH 5's; for
-# another implementation set LD_LIBRARY_PATH to its lib/ and pass its mpiexec).  PRELOAD
-# must be linked to no MPI library.  For each rank count in NPS (comma-separated): a plain
-# run and one with LD_PRELOAD=PRELOAD and COLLIE_MPI_LOG=summary, both with ARGS.  Passes
-# when both runs check their results and print identical digest lines, the summary shows
-# collie serving each collective named below, and every rank of the preloaded run has
-# exactly one MPI library mapped, libmpi_abi (mpi_check --list-mpi-libs).  Exit 77 when
-# PROGRAM or MPIEXEC is missing (no MPI with the standard ABI was found).
+# run_abi_check.sh [--long] PROGRAM PRELOAD MPIEXEC NPS [ARGS...] — the MPI-5 standard ABI
+# build of libcollie_mpi (build/lib/abi/libcollie_mpi.so).
+# PROGRAM is tests/mpi's mpi_check compiled with mpicc_abi's flags (linked to
+# libmpi_abi.so.1), MPIEXEC the launcher of the MPI whose libmpi_abi.so.1 the program loads
+# (MPICH 5's; for another implementation set LD_LIBRARY_PATH to its lib/ and pass its
+# mpiexec).  PRELOAD must be linked to no MPI library.  For each rank count in NPS
+# (comma-separated): a plain run and one with LD_PRELOAD=PRELOAD and COLLIE_MPI_LOG=summary,
+# both with ARGS.  Passes when both runs check their results and print identical digest
+# lines, the summary shows collie serving each collective named below, and every rank of
+# the preloaded run has exactly one MPI library mapped, libmpi_abi (mpi_check
+# --list-mpi-libs).  Exit 77 when PROGRAM or MPIEXEC is missing (no MPI with the standard
+# ABI was found), or with --long unless COLLIE_LONG_TESTS=1.
 set -u
 if [ "${1:-}" = --long ]; then   # a longer run: only with COLLIE_LONG_TESTS=1
   [ "${COLLIE_LONG_TESTS:-0}" = 1 ] || { echo "SKIP: set COLLIE_LONG_TESTS=1"; exit 77; }
