@@ -228,10 +228,10 @@ static xcall call_of(const mcase *c, const mrun *m, MPI_Comm comm) {
 }
 
 /* MPICH 4.0.2's persistent allgather, gather and scatter compute wrong results (the
- * root's own block, or everything at a second start) and crash later calls, and so do
- * Intel MPI 2021.18's (also through its libmpi_abi, where only the library's version string
- * tells): there those run only through collie, checked against the reference without a
- * digest line. */
+ * root's own block, or everything at a second start) and crash later calls; Intel MPI
+ * 2021.18's persistent allgather does the same (seen through its libmpi_abi, where only the
+ * library's version string tells which MPI runs).  There those run only through collie,
+ * checked against the reference without a digest line. */
 static bool mpi_gets_it_wrong(const mcase *c) {
     if (c->form != F_PERSISTENT ||
         (c->coll != X_ALLGATHER && c->coll != X_GATHER && c->coll != X_SCATTER))
