@@ -45,9 +45,9 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-# The MPI-5 standard ABI (libcollie_mpi's "abi" build and its test mpi.abi.check): MPICH
-# 5.0.2 from PyPI (a 13 MB wheel, 61 MB installed) in a venv where CMake looks for
-# mpicc_abi (COLLIE_MPI_ABI_ROOT).  Without it (no network) that build and test are skipped.
+# The MPI-5 standard ABI (libcollie_mpi's "abi" build and its tests mpi.abi.*): MPICH 5.0.2
+# from PyPI (a 13 MB wheel, 61 MB installed, about 20 s) in a venv where CMake looks for
+# mpicc_abi (COLLIE_MPI_ABI_ROOT).  Without it (no network) that build and tests are skipped.
 if [ "${WITH_MPI:-0}" = 1 ]; then
   abi=${COLLIE_MPI_ABI_ROOT:-$HOME/.cache/collie-mpi-abi}
   if [ ! -x "$abi/bin/mpicc_abi" ]; then
