@@ -174,8 +174,8 @@ void list_mpi_libraries(void) {
         for (int i = 0; i < n; i++)
             seen = seen || strcmp(found[i], path) == 0;
         if (!seen && n < 8) {
-            snprintf(found[n++], sizeof found[0], "%s", path);
-            strcat(strcat(list, " "), path);
+            snprintf(found[n], sizeof found[0], "%s", path);
+            strcat(strcat(list, " "), found[n++]);
         }
     }
     if (f)
