@@ -27,7 +27,9 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool helping;          /* under lock: the caller's thread is inside PMPI */
+static bool helping;          /* under lock: the helper runs collie's requests */
+static int inside;            /* under lock: helped calls under way (nested: a callback MPI
+                                 makes inside one, e.g. an attribute copy function) */
 static bool thread_made;
 
 /* Holds `lock` while it runs collie: the caller's thread, leaving PMPI, takes the lock and
@@ -70,18 +72,23 @@ bool cm_help_begin(void) {
         thread_made = pthread_create(&t, &attr, helper_main, NULL) == 0;
         pthread_attr_destroy(&attr);
     }
+    inside += thread_made;
     helping = thread_made;
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);
     return thread_made;
 }
 
+/* The helper stops only when the outermost helped call returns. */
 int cm_help_end(bool began, int rc) {
     if (!began)
         return rc;
     pthread_mutex_lock(&lock);
-    helping = false;
+    bool last = --inside == 0;
+    if (last)
+        helping = false;
     pthread_mutex_unlock(&lock);
-    cm_complete_deferred();
+    if (last)
+        cm_complete_deferred();
     return rc;
 }

@@ -33,6 +33,7 @@
  * does not progress collie's requests while it blocks; MPI_Cancel is not intercepted.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,18 @@ int MPI_Request_free(MPI_Request *request) {
     cm_req_progress(e, true);   /* MPI lets an active request be freed: it still completes */
     forget(e);
     return PMPI_Request_free(request);
+}
+
+int MPI_Cancel(MPI_Request *request) {
+    cm_req *e = nused && request ? cm_req_find(*request) : NULL;
+    if (!e)
+        return PMPI_Cancel(request);
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        collie_log(COLLIE_LOG_INFO, "MPI_Cancel on %s served by collie: a collective cannot be "
+                   "cancelled (MPI); it completes normally (MPI_Test_cancelled: false)",
+                   e->call.fn);
+    return MPI_SUCCESS;
 }
 
 int cm_start_request(collie_request_t *req, const cm_call *c) {
