@@ -8,8 +8,8 @@
  * Covered: MPI_Alltoallw, MPI_Neighbor_allgather(v), MPI_Neighbor_alltoall(v,w),
  * MPI_Sendrecv_replace.  (MPI_Allgather(v), MPI_Alltoall(v), MPI_Gather(v), MPI_Scatter(v),
  * MPI_Reduce_scatter(_block), MPI_Scan and MPI_Exscan are mpi_xcoll_calls.c's: the calls
- * collie declines go to PMPI there the same way.)  Not covered: the communicator and
- * window constructors and MPI_Win_fence (their attribute callbacks may enter collie).
+ * collie declines go to PMPI there the same way.)  The communicator and window
+ * constructors and the window synchronisation calls: mpi_progress_ctor.c.
  */
 #include "mpi/mpi_layer.h"
 
