@@ -10,12 +10,11 @@
  * MPI_Comm_dup, MPI_Comm_split, MPI_Win_create, MPI_Win_fence (opening, closing),
  * MPI_Win_free; pattern `ctors` adds MPI_Comm_create, MPI_Comm_split_type,
  * MPI_Intercomm_create, MPI_Intercomm_merge, MPI_Cart_create, MPI_Cart_sub,
- * MPI_Dist_graph_create_adjacent, MPI_Win_create, MPI_Win_fence (opening, closing),
- * MPI_Win_wait (the others' MPI_Win_start/Put/MPI_Win_complete come after their
- * MPI_Wait; Open MPI only), MPI_Win_allocate_shared, MPI_Win_free.  Not here: a
- * passive-target lock held by a peer until after its MPI_Wait (rank 0 blocked in
- * MPI_Win_lock/unlock) — plain MPICH 4.0.2 hangs on it itself (its allreduce does not
- * move in that wait), as it does in MPI_Win_wait.
+ * MPI_Dist_graph_create_adjacent, MPI_Win_allocate_shared and, on Open MPI only,
+ * MPI_Win_wait (the others' MPI_Win_start/Put/MPI_Win_complete come after their MPI_Wait)
+ * and MPI_Win_lock/unlock (rank 1 holds an exclusive lock on the last rank's window until
+ * after its MPI_Wait): plain MPICH 4.0.2 hangs in both itself (its allreduce does not move
+ * while it waits there).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -189,6 +188,31 @@ static void post_before(ctor *s) {
     MPI_Group_free(&others);
     MPI_Group_free(&world);
 }
+
+/* Rank 1 holds an exclusive lock on the last rank's window (taken before the allreduce)
+ * until after its MPI_Wait; rank 0's exclusive lock waits for it and then reads rank 1's
+ * value. */
+static void lock_before(ctor *s) {
+    if (rank == 1) {
+        int v = 4711;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, size - 1, 0, s->win);
+        MPI_Put(&v, 1, MPI_INT, size - 1, 1, 1, MPI_INT, s->win);
+        MPI_Win_flush(size - 1, s->win);   /* the lock is held from here on */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void win_lock(ctor *s) {
+    if (rank == 0) {
+        int got = -1;
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, size - 1, 0, s->win);
+        MPI_Get(&got, 1, MPI_INT, size - 1, 1, 1, MPI_INT, s->win);
+        MPI_Win_unlock(size - 1, s->win);
+        check("MPI_Win_lock: rank 1's value", got, 4711);
+    } else if (rank == 1) {
+        MPI_Win_unlock(size - 1, s->win);
+    }
+}
 #endif
 
 static void win_free(ctor *s) { MPI_Win_free(&s->win); }
@@ -240,10 +264,12 @@ void pattern_ctor(size_t bytes, bool all) {
     MPI_Put(&v, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, s.win);
     step(&s, win_fence_close);
     check("MPI_Win_fence: the left neighbour's put", s.buf[0], (rank + size - 1) % size + 100);
-#if defined(OPEN_MPI)   /* plain MPICH 4.0.2 hangs: its MPI_Win_wait does not move the allreduce */
+#if defined(OPEN_MPI)   /* plain MPICH 4.0.2 hangs in both: its wait does not move the allreduce */
     if (all) {
         post_before(&s);
         step(&s, win_pscw);
+        lock_before(&s);
+        step(&s, win_lock);
     }
 #endif
     step(&s, win_free);
