@@ -21,7 +21,8 @@
  * _local_all).  Not covered (docs/design.md, "Progress shared with MPI"): MPI_Comm_free
  * and MPI_Comm_disconnect (local in both MPIs, and their delete callbacks destroy collie's
  * teams, which must not run beside the helper thread), MPI_Win_post/test/sync/attach/
- * detach (never wait for a peer), MPI-IO, MPI_Comm_spawn/accept/connect.
+ * detach (never wait for a peer), MPI_Comm_spawn/accept/connect.  MPI-IO's collective
+ * calls: mpi_progress_io.c.
  *
  * collie's own teams are made with PMPI_Comm_split/dup (mpi_team.c, mpi_split.c) and its
  * RMA transport's windows with PMPI_Win_* (mpi_transport_rma.c), never through these names.

@@ -10,7 +10,9 @@
  * MPI_Comm_dup, MPI_Comm_split, MPI_Win_create, MPI_Win_fence (opening, closing),
  * MPI_Win_free; pattern `ctors` adds MPI_Comm_create, MPI_Comm_split_type,
  * MPI_Intercomm_create, MPI_Intercomm_merge, MPI_Cart_create, MPI_Cart_sub,
- * MPI_Dist_graph_create_adjacent, MPI_Win_allocate_shared and, on Open MPI only,
+ * MPI_Dist_graph_create_adjacent, MPI_Win_allocate_shared, MPI_File_open,
+ * MPI_File_write_at_all, MPI_File_sync, MPI_File_read_at_all (checked), MPI_File_close
+ * and, on Open MPI only,
  * MPI_Win_wait (the others' MPI_Win_start/Put/MPI_Win_complete come after their MPI_Wait)
  * and MPI_Win_lock/unlock (rank 1 holds an exclusive lock on the last rank's window until
  * after its MPI_Wait): plain MPICH 4.0.2 hangs in both itself (its allreduce does not move
@@ -20,6 +22,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mpi_interlock.h"
 
@@ -35,7 +38,11 @@ typedef struct ctor {
     MPI_Win win, shwin;
     int *buf;                  /* win: [0] fence, [2 + q] PSCW from rank q */
     void *shmem;
+    MPI_File fh;
+    char path[64];
 } ctor;
+
+#define FILE_INTS 4096
 
 static void check(const char *what, int got, int want) {
     if (got != want)
@@ -217,6 +224,47 @@ static void win_lock(ctor *s) {
 
 static void win_free(ctor *s) { MPI_Win_free(&s->win); }
 
+/* ---- MPI-IO ----------------------------------------------------------------------------- */
+
+static void file_open(ctor *s) {
+    int mode = MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE;
+    MPI_File_open(MPI_COMM_WORLD, s->path, mode, MPI_INFO_NULL, &s->fh);
+    check("MPI_File_open: a file", s->fh != MPI_FILE_NULL, 1);
+}
+
+/* Each rank writes its block of FILE_INTS ints, rank * FILE_INTS + i. */
+static void file_write(ctor *s) {
+    int *v = malloc(FILE_INTS * sizeof *v);
+    for (int i = 0; i < FILE_INTS; i++)
+        v[i] = rank * FILE_INTS + i;
+    MPI_File_write_at_all(s->fh, (MPI_Offset)rank * FILE_INTS * (MPI_Offset)sizeof(int), v,
+                          FILE_INTS, MPI_INT, MPI_STATUS_IGNORE);
+    free(v);
+}
+
+/* Reads the next rank's block. */
+static void file_read(ctor *s) {
+    int *v = malloc(FILE_INTS * sizeof *v), q = (rank + 1) % size;
+    MPI_File_read_at_all(s->fh, (MPI_Offset)q * FILE_INTS * (MPI_Offset)sizeof(int), v,
+                         FILE_INTS, MPI_INT, MPI_STATUS_IGNORE);
+    for (int i = 0; i < FILE_INTS; i++)
+        if (v[i] != q * FILE_INTS + i) {
+            check("MPI_File_read_at_all: the next rank's block", v[i], q * FILE_INTS + i);
+            break;
+        }
+    free(v);
+}
+
+static void file_sync(ctor *s) { MPI_File_sync(s->fh); }
+static void file_close(ctor *s) { MPI_File_close(&s->fh); }
+
+/* A file name rank 0 chose, the same on every rank. */
+static void file_path(ctor *s) {
+    if (rank == 0)
+        snprintf(s->path, sizeof s->path, "/tmp/collie-interlock-ctor.%ld", (long)getpid());
+    MPI_Bcast(s->path, (int)sizeof s->path, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
 static void win_allocate_shared(ctor *s) {
     MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, s->shared, &s->shmem,
                             &s->shwin);
@@ -276,6 +324,12 @@ void pattern_ctor(size_t bytes, bool all) {
     if (all) {
         step(&s, win_allocate_shared);
         step(&s, win_free_shared);
+        file_path(&s);
+        step(&s, file_open);
+        step(&s, file_write);
+        step(&s, file_sync);
+        step(&s, file_read);
+        step(&s, file_close);
     }
     comms_free(&s);
     free(s.buf);
