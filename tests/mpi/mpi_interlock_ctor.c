@@ -11,7 +11,8 @@
  * MPI_Win_free; pattern `ctors` adds MPI_Comm_create, MPI_Comm_split_type,
  * MPI_Intercomm_create, MPI_Intercomm_merge, MPI_Cart_create, MPI_Cart_sub,
  * MPI_Dist_graph_create_adjacent, MPI_Win_allocate_shared, MPI_File_open,
- * MPI_File_write_at_all, MPI_File_sync, MPI_File_read_at_all (checked), MPI_File_close
+ * MPI_File_write_at_all, MPI_File_sync, MPI_File_read_at_all (checked), MPI_File_close,
+ * MPI_Buffer_detach (rank 0's MPI_Bsend to rank 1 is received after rank 1's MPI_Wait)
  * and, on Open MPI only,
  * MPI_Win_wait (the others' MPI_Win_start/Put/MPI_Win_complete come after their MPI_Wait)
  * and MPI_Win_lock/unlock (rank 1 holds an exclusive lock on the last rank's window until
@@ -40,9 +41,11 @@ typedef struct ctor {
     void *shmem;
     MPI_File fh;
     char path[64];
+    void *bbuf;                /* rank 0's MPI_Buffer_attach */
 } ctor;
 
 #define FILE_INTS 4096
+#define BSEND_INTS (1 << 18)   /* 1 MiB: sent by rendezvous, so it waits for the receiver */
 
 static void check(const char *what, int got, int want) {
     if (got != want)
@@ -258,6 +261,42 @@ static void file_read(ctor *s) {
 static void file_sync(ctor *s) { MPI_File_sync(s->fh); }
 static void file_close(ctor *s) { MPI_File_close(&s->fh); }
 
+/* ---- MPI_Buffer_detach ------------------------------------------------------------------ */
+
+/* Rank 0 MPI_Bsends BSEND_INTS ints to rank 1 before the allreduce; its MPI_Buffer_detach
+ * waits until they are delivered, and rank 1 receives them only after its MPI_Wait. */
+static void bsend_before(ctor *s) {
+    if (rank != 0)
+        return;
+    int bytes = (int)(BSEND_INTS * sizeof(int)) + MPI_BSEND_OVERHEAD;
+    s->bbuf = malloc((size_t)bytes);
+    MPI_Buffer_attach(s->bbuf, bytes);
+    int *v = malloc(BSEND_INTS * sizeof *v);
+    for (int i = 0; i < BSEND_INTS; i++)
+        v[i] = 3 * i + 1;
+    MPI_Bsend(v, BSEND_INTS, MPI_INT, 1, 11, MPI_COMM_WORLD);
+    free(v);
+}
+
+static void buffer_detach(ctor *s) {
+    if (rank == 0) {
+        void *b = NULL;
+        int n = 0;
+        MPI_Buffer_detach(&b, &n);
+        check("MPI_Buffer_detach: the buffer attached", b == s->bbuf, 1);
+        free(s->bbuf);
+    } else if (rank == 1) {
+        int *v = malloc(BSEND_INTS * sizeof *v);
+        MPI_Recv(v, BSEND_INTS, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < BSEND_INTS; i++)
+            if (v[i] != 3 * i + 1) {
+                check("MPI_Bsend: the message", v[i], 3 * i + 1);
+                break;
+            }
+        free(v);
+    }
+}
+
 /* A file name rank 0 chose, the same on every rank. */
 static void file_path(ctor *s) {
     if (rank == 0)
@@ -330,6 +369,8 @@ void pattern_ctor(size_t bytes, bool all) {
         step(&s, file_sync);
         step(&s, file_read);
         step(&s, file_close);
+        bsend_before(&s);
+        step(&s, buffer_detach);
     }
     comms_free(&s);
     free(s.buf);
