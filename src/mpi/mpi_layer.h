@@ -12,6 +12,8 @@
  * mpi_stage.c     their buffers of datatypes with gaps, packed before and unpacked after
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
  * mpi_progress.c  progress shared with MPI: the wait loop, the blocking point-to-point calls
+ * mpi_progress_coll.c, _ctor.c, _io.c  blocking calls passed to PMPI while a helper
+ *                 thread (mpi_progress_help.c) moves collie's requests
  * mpi_transport_mixed.c  the shm+mpi transport of communicators spanning several nodes
  * mpi_transport.c      its channels between nodes: non-blocking two-sided MPI (p2p)
  * mpi_transport_rma.c  or MPI-3 RMA (MPI_Put + notification; COLLIE_MPI_TRANSPORT=rma)
