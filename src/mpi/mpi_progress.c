@@ -36,8 +36,8 @@ static MPI_Request poke_req = MPI_REQUEST_NULL;
 
 static int poke_query(void *extra, MPI_Status *status) {
     (void)extra;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
     return MPI_SUCCESS;
 }
 static int poke_free(void *extra) { (void)extra; return MPI_SUCCESS; }

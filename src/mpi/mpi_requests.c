@@ -65,6 +65,7 @@ cm_req *cm_req_find(MPI_Request h) {
 
 static void forget(cm_req *e) {
     collie_request_free(e->req);
+    cm_comm_release(e->call.cc);
     cm_extra_free(e->call.extra);
     cm_pack_release(&e->call);
     free(e->deferred_msg);
@@ -73,8 +74,8 @@ static void forget(cm_req *e) {
 
 static int query_fn(void *extra, MPI_Status *status) {
     (void)extra;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
     return MPI_SUCCESS;
@@ -111,6 +112,7 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     }
     table[nused++] = (cm_req){ .handle = *handle, .req = req, .persistent = persistent,
                                .active = !persistent, .call = *c };
+    cm_comm_hold(c->cc);
     nactive += !persistent;
     return MPI_SUCCESS;
 }
