@@ -19,7 +19,7 @@
  *
  * The target must run MPI's progress for a flush to it to return: MPICH 4.0 (ch4:ucx)
  * completes a passive-target MPI_Put or MPI_Accumulate only while the target is inside
- * MPI (Open MPI's osc/sm does not need it).  A rank waiting in collie on a team whose
+ * MPI (Open MPI 4.1 on one node does not need it).  A rank waiting in collie on a team whose
  * transport never calls MPI (shm: a sub-communicator within one node) would leave a peer
  * blocked in MPI_Win_flush to it — and that peer may be the one it waits for.  So while
  * this process has a window, cm_rma_outside_progress (collie_outside_progress, called
