@@ -194,6 +194,15 @@ void collie_team_leave(collie_team_t *team);
  * of a layer that must keep other work moving meanwhile (libcollie_mpi: MPI's requests). */
 extern int (*collie_blocking_wait)(collie_request_t *req);
 
+/* Progress outside collie (wait.c), for a layer whose peers' one-sided writes complete
+ * only while this process runs the layer's progress (libcollie_mpi: MPICH finishes a
+ * peer's MPI_Put/MPI_Accumulate + MPI_Win_flush only while this rank is inside MPI).
+ * Called at every turn of a blocking wait on a team whose transport has no progress hook
+ * (shm); returns true while it matters, and such waits then sleep at most
+ * COLLIE_OUTSIDE_SLICE_NS at a time.  NULL: nothing outside to move. */
+extern bool (*collie_outside_progress)(void);
+#define COLLIE_OUTSIDE_SLICE_NS 100000ull
+
 /* Teams (team.c). */
 int collie_team_create(collie_transport *tp, collie_team_t **out);
 void collie_team_destroy(collie_team_t *team);

@@ -76,14 +76,23 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Sleeps on the transport until woken, at most until `until` (ns). */
-static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until) {
+bool (*collie_outside_progress)(void);
+
+/* Runs the progress outside collie (internal.h) if the team's transport does not already:
+ * true while this rank must come back to it soon. */
+static bool outside_progress(const collie_team_t *team) {
+    return collie_outside_progress && !team->tp->ops->progress && collie_outside_progress();
+}
+
+/* Sleeps on the transport until woken, at most until `until` (ns); at most
+ * COLLIE_OUTSIDE_SLICE_NS if `outside` (progress outside collie wants this rank back). */
+static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until, bool outside) {
     collie_transport *tp = team->tp;
     uint32_t token = tp->ops->sleep_prepare(tp);
     int st = collie_progress_queue(team, req);
     collie_wake_flush(tp);
     if (st == COLLIE_TIMEOUT) {
-        uint64_t now = collie_now_ns(), slice = 20000000ull;
+        uint64_t now = collie_now_ns(), slice = outside ? COLLIE_OUTSIDE_SLICE_NS : 20000000ull;
         if (until > now && until - now < slice)
             slice = until - now;
         collie_request_t *h = team->head;
@@ -160,7 +169,7 @@ static int poll_once(collie_team_t *team, collie_request_t *req) {
     if (team->idle_polls < limit + POLL_NAP_AFTER || !tight)
         sched_yield();
     else
-        st = sleep_once(team, req, now + POLL_NAP_NS);
+        st = sleep_once(team, req, now + POLL_NAP_NS, false);
     team->poll_end_ns = collie_now_ns();
     return st;
 }
@@ -212,6 +221,8 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
         }
         if (now >= until)
             return COLLIE_TIMEOUT;
+        /* Not in a pure poll (timeout 0): mpi_progress_help.c's thread polls from outside MPI. */
+        bool outside = outside_progress(team);
         if (now - start < team->spin_ns) {
             for (int i = 0; i < POLLS_PER_CLOCK; i++) {
                 watch_word(team);
@@ -226,7 +237,7 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
             yields++;
             collie_wake_flush(team->tp);
             sched_yield();
-        } else if ((st = sleep_once(team, req, until)) != COLLIE_TIMEOUT) {
+        } else if ((st = sleep_once(team, req, until, outside)) != COLLIE_TIMEOUT) {
             return st;
         }
         if ((st = collie_progress_queue(team, req)) != COLLIE_TIMEOUT)

@@ -35,6 +35,7 @@
 #include "collie_mpi.h"
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
+#include "mpi/mpi_transport.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static cm_comm *all_teams;
@@ -51,6 +52,7 @@ static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
     collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
+    collie_outside_progress = cm_rma_outside_progress;
     cm_log_on = cm_log_mode();
     cm_off = collie_env_int("COLLIE_MPI", 1) == 0;
 }

@@ -16,7 +16,16 @@
  *
  * Cost per batch of chunks to one peer: the puts, two flushes (two round trips), per
  * chunk one 8-byte accumulate; per consumed batch one 8-byte accumulate and a flush.
+ *
+ * The target must run MPI's progress for a flush to it to return: MPICH 4.0 (ch4:ucx)
+ * completes a passive-target MPI_Put or MPI_Accumulate only while the target is inside
+ * MPI (Open MPI 4.1 on one node does not need it).  A rank waiting in collie on a team whose
+ * transport never calls MPI (shm: a sub-communicator within one node) would leave a peer
+ * blocked in MPI_Win_flush to it — and that peer may be the one it waits for.  So while
+ * this process has a window, cm_rma_outside_progress (collie_outside_progress, called
+ * by those waits at every turn and at least every 100 µs) pokes MPI's progress.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -98,12 +107,24 @@ void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
     nanosleep(&ts, NULL);
 }
 
+/* Windows of this process that peers write to (any thread's teams). */
+static _Atomic int live_windows;
+
+bool cm_rma_outside_progress(void) {
+    if (atomic_load_explicit(&live_windows, memory_order_relaxed) == 0)
+        return false;
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return true;
+}
+
 /* Collective over the communicator. */
 void cm_rma_release(collie_transport *tp) {
     rma_impl *im = tp->impl;
     if (im->win != MPI_WIN_NULL) {
         PMPI_Win_unlock_all(im->win);
         PMPI_Win_free(&im->win);
+        atomic_fetch_sub(&live_windows, 1);
     }
     if (im->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&im->comm);
@@ -167,6 +188,7 @@ int cm_rma_wire(collie_transport *tp) {
         st = collie_fail(COLLIE_ERR_TRANSPORT, "MPI_Win_allocate of %zu bytes failed (no one-sided "
                          "support between these ranks? Open MPI: try --mca osc ucx)", bytes);
     } else {
+        atomic_fetch_add(&live_windows, 1);
         memset(im->base, 0, bytes);
         PMPI_Win_lock_all(MPI_MODE_NOCHECK, im->win);
         st = wire(tp);

@@ -21,8 +21,7 @@
  * own arguments are erroneous (sendcount * size differing from recvcount * size, a
  * negative count, MPI_IN_PLACE where MPI does not allow it) gets an MPI error at once.
  * The routes to PMPI: COLLIE_MPI=0, MPI_THREAD_MULTIPLE for the request forms, a
- * communicator collie does not serve (intercommunicators, ...) or serves over the RMA
- * transport between nodes (COLLIE_MPI_TRANSPORT=rma), a root out of range, and
+ * communicator collie does not serve (intercommunicators, ...), a root out of range, and
  * the reductions' datatypes and ops collie does not compute — each with its reason in
  * COLLIE_MPI_LOG.
  */
@@ -357,11 +356,6 @@ static int prepare(cm_call *c, collie_call *k, const cm_xargs *a, const char **w
     k->root = a->root;
     if (!cm_prepare_comm(c, why))
         return PREP_PMPI;
-    if (strstr(c->cc->where, "mpi-rma")) {   /* the same transport on every rank */
-        *why = "the RMA transport between nodes (COLLIE_MPI_TRANSPORT=rma) serves allreduce, "
-               "reduce, bcast and barrier only (a gather's drain hung there under MPICH)";
-        return PREP_PMPI;
-    }
     if (collie_coll_rooted(a->coll) && (a->root < 0 || a->root >= c->cc->size)) {
         *why = "root out of range";
         return PREP_PMPI;

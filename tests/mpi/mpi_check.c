@@ -10,10 +10,12 @@
  * Every result is checked against the independent reference (mpi_check_ref.c); rank 0
  * prints one digest line per case (a hash over all ranks' results), so a run under
  * LD_PRELOAD=libcollie_mpi.so and a plain run can be compared with diff.  Exit status 1
- * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick] (--quick:
- * fewer large counts, and --colls-quick; --colls-only: only the cases of allgather …
- * exscan; --colls-quick: about half of those; --no-colls: none of those; --list-mpi-libs:
- * each rank lists the MPI libraries mapped into it on stderr before MPI_Finalize).
+ * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick]
+ * [--colls-min] (--quick: fewer large counts, and --colls-quick; --colls-only: only the
+ * cases of allgather … exscan; --colls-quick: about half of those; --colls-min: one per
+ * call and form (blocking, MPI_I*, persistent), on MPI_COMM_WORLD; --no-colls: none of
+ * those; --list-mpi-libs: each rank lists the MPI libraries mapped into it on stderr
+ * before MPI_Finalize).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -401,15 +403,16 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int colls_only = 0, no_colls = 0, list_libs = 0;
+    int colls_only = 0, no_colls = 0, colls_min = 0, list_libs = 0;
     for (int i = 1; i < argc; i++) {
         list_libs = list_libs || strcmp(argv[i], "--list-mpi-libs") == 0;
         quick = quick || strcmp(argv[i], "--quick") == 0;
         colls_only = colls_only || strcmp(argv[i], "--colls-only") == 0;
         colls_quick = colls_quick || strcmp(argv[i], "--colls-quick") == 0;
+        colls_min = colls_min || strcmp(argv[i], "--colls-min") == 0;
         no_colls = no_colls || strcmp(argv[i], "--no-colls") == 0;
     }
-    colls_quick = colls_quick || quick;
+    colls_quick = colls_min ? 2 : colls_quick || quick;
     MPI_Op_create(user_sum_mod, 1, &user_ops[0]);
     MPI_Op_create(user_affine, 0, &user_ops[1]);
     if (!colls_only) {

@@ -60,7 +60,7 @@ void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt);
 
 /* The harness (mpi_check.c). */
 enum form { F_BLOCKING, F_WAIT, F_TEST, F_PERSISTENT };
-extern int world_rank, world_size, failures, quick, colls_quick;
+extern int world_rank, world_size, failures, quick, colls_quick;   /* colls_quick 2: --colls-min */
 MPI_Op mpi_op(enum top op);
 void *xmalloc(size_t n);
 void report(const char *label, const void *buf, size_t bytes);

@@ -289,6 +289,8 @@ static void cases_for(enum xcoll coll, MPI_Comm comm, const char *cname, bool su
     const mcase *list = sub ? half : world;
     size_t n = sub ? sizeof half / sizeof half[0] : sizeof world / sizeof world[0];
     unsigned in_quick = sub ? 0x2u : 0x79u;   /* --colls-quick: 1 (sub); 0, 3-6 (world) */
+    if (colls_quick > 1)                       /* --colls-min: 0, 4, 6 (one per form), world */
+        in_quick = sub ? 0 : 0x51u;
     for (size_t i = 0; i < n; i++)
         if (!colls_quick || (in_quick >> i & 1u))
             run_case(&list[i], comm, cname);

@@ -50,6 +50,11 @@ case $patterns in *ordered*)   # the info key: matched by start order
   grep -q '^collie_mpi: rank 0: MPI_Allreduce_init(.*-> collie (matched by start order' "$work/collie.err" ||
     grep -q 'skipped' "$work/collie.out" || fail "collie did not take the start-order assertion";;
 esac
+case $patterns in *allgather*)   # mpi_rma_progress: over the RMA transport between "nodes"
+  [ "${COLLIE_MPI_TRANSPORT:-}" = rma ] &&
+    { grep -q '^collie_mpi: rank 0: MPI_Allgather(.*-> collie over shm+mpi-rma$' "$work/collie.err" ||
+      fail "collie did not serve MPI_Allgather over the RMA transport"; };;
+esac
 case $patterns in *porder*|*gapped*)
   grep -q 'MPI_Bcast_init(.*-> collie$' "$work/collie.err" || grep -q 'skipped' "$work/collie.out" ||
     fail "collie did not serve the persistent calls";;
