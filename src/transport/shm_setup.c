@@ -52,7 +52,7 @@ int collie_shm_count_cpus(void) {
 /* Messages from 256 KiB go single-copy in every call.  In calls up to 1 MiB, messages from
  * 32 KiB do too when every rank has a core: measured at P = 2 (docs/performance.md),
  * 64 KiB bcast 7.9 -> 2.9 us, 1 MiB 98 -> 68 us (reductions: not in the mid range, see
- * use_direct in core/executor.c).
+ * use_direct in core/executor_impl.h).
  * Not above 1 MiB (the pipeline segments of chain and ring_pipelined would each wait for
  * their reader: 2 MiB ring_pipelined 285 -> 498 us), and not with more ranks than cores
  * (a sender waits for a reader that is not running: P = 8 32 KiB reduce 15 -> 26 us). */
