@@ -109,7 +109,6 @@ void collie_exec_restart(collie_request_t *req) {
     req->blocked_peer = -1;
 }
 
-
 /* A REDUCE with local sources only runs whole, at once. */
 static bool has_incoming(const collie_request_t *req, const sched_op *op) {
     for (int k = 0; k < op->nsrc; k++)
