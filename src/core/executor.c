@@ -17,96 +17,231 @@
  * place what they are still sending each other).  A single-copy PUT with a deadline is
  * staged when it starts, since its descriptors point at the source.
  *
- * This file prepares a request and schedules its rounds and passes; the PUT steps are in
- * executor_put.c, the REDUCE steps in executor_reduce.c, their shared per-chunk helpers in
- * executor_impl.h.
+ * This file: the passes over the rounds and the per-chunk PUT and REDUCE steps, one
+ * translation unit so the compiler inlines the fast path; a request's state is set up in
+ * executor_prepare.c, the slow paths (single-copy reads, stashing, staging, mismatches)
+ * are in executor_slow.c, the shared per-chunk helpers in executor_impl.h.
  */
-#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/executor_impl.h"
 #include "types/types.h"
 
-#define DIRECT_CHUNK_TARGET (256u * 1024u)
+/* ---- PUT ------------------------------------------------------------------------------ */
 
-/* The buffer a reference really names (SEND is RECV when the call is in place). */
-static int canonical_buf(const collie_request_t *req, int buf) {
-    return buf == SBUF_SEND && req->args.in_place ? SBUF_RECV : buf;
+static void fill_header(const collie_request_t *req, collie_slot_hdr *h, uint64_t msg_bytes,
+                        uint64_t len) {
+    collie_slot_meta *m = collie_slot_meta_of(h);
+    h->bytes = (uint32_t)len;
+    h->check = chunk_check(req, msg_bytes);
+    m->msg_bytes = msg_bytes;
+    m->call_bytes = req->id.bytes;
+    m->call_seq = req->call_seq;
+    m->coll = (uint8_t)req->args.coll;
+    m->vform = req->id.vform;
+    m->root = req->id.root;
+    m->dtype = req->id.dtype;
+    m->op = req->id.op;
 }
 
-static bool writes_over(const collie_request_t *req, const sched_op *w, sched_ref src, uint64_t bytes) {
-    if (w->kind != SCHED_REDUCE || !w->bytes)
-        return false;
-    if (canonical_buf(req, w->dst.buf) != canonical_buf(req, src.buf))
-        return false;
-    return w->dst.off < src.off + bytes && src.off < w->dst.off + w->bytes;
+/* Whether [data, data+len) lies in this rank's registered memory (collie_alloc). */
+static bool registered(const collie_request_t *req, const char *data, uint64_t len,
+                       collie_mem_ref *ref) {
+    return collie_find_ref(req->team->tp, data, len, ref);
 }
 
-/* deadline[op] of a PUT: the first later round writing its source (nrounds if none). */
-static void compute_deadlines(collie_request_t *req) {
-    const collie_schedule *s = &req->sched;
-    for (uint32_t k = 0; k < s->nrounds; k++) {
-        const sched_round *rk = &s->rounds[k];
-        for (uint32_t i = rk->first_op; i < rk->first_op + rk->nops; i++) {
-            const sched_op *op = &s->ops[i];
-            req->deadline[i] = s->nrounds;
-            if (op->kind != SCHED_PUT || !op->bytes)
-                continue;
-            for (uint32_t j = k + 1; j < s->nrounds && req->deadline[i] == s->nrounds; j++)
-                for (uint32_t w = s->rounds[j].first_op; w < s->rounds[j].first_op + s->rounds[j].nops; w++)
-                    if (writes_over(req, &s->ops[w], s->srcs[op->src], op->bytes)) {
-                        req->deadline[i] = j;
-                        break;
-                    }
+/* A single-copy chunk: the receiver maps the data if it lies in registered memory (ref),
+ * else reads it with process_vm_readv. */
+static void describe_direct(collie_slot_hdr *h, const char *data, const collie_mem_ref *ref) {
+    collie_slot_meta *m = collie_slot_meta_of(h);
+    h->bytes |= SLOT_DIRECT;
+    m->pid = (int32_t)getpid();
+    m->addr = (uint64_t)(uintptr_t)data;
+    if (ref) {
+        h->bytes |= SLOT_MAPPED;
+        m->map_fd = ref->fd;
+        m->map_serial = ref->serial;
+        m->map_offset = ref->offset;
+    }
+}
+
+/* Writes chunk (off, len) of PUT i into slot h: single-copy for large messages; by
+ * reference when the source is registered memory no later round overwrites (the
+ * receiver reduces straight out of it); else the payload itself. */
+static void write_chunk(collie_request_t *req, uint32_t i, collie_slot_hdr *h, const char *src,
+                        uint64_t off, uint64_t len, bool direct) {
+    collie_mem_ref ref;
+    bool own_source = !req->staged[i];
+    if (direct) {
+        describe_direct(h, src + off, own_source && registered(req, src + off, len, &ref) ? &ref : NULL);
+        return;
+    }
+    const collie_transport *tp = req->team->tp;
+    if (tp->direct_ok && len >= tp->by_reference_min_bytes &&
+        req->args.bytes <= tp->by_reference_max_call_bytes && own_source &&
+        req->deadline[i] == req->sched.nrounds && registered(req, src + off, len, &ref)) {
+        describe_direct(h, src + off, &ref);
+        return;
+    }
+    if (len)
+        memcpy(collie_slot_payload(h, len), src + off, len);
+}
+
+static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
+    collie_transport *tp = req->team->tp;
+    int q = op->peer;
+    collie_channel *ch = &tp->to[q];
+    uint64_t *prog = &req->progress[i];
+    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
+    bool direct = use_direct(req, op->bytes);
+    if (*prog == 0)
+        req->last_seq[i] = 0;
+    if (direct && *prog == 0 && req->deadline[i] < req->sched.nrounds && !req->staged[i])
+        if (collie_exec_stage(req, op, i) != COLLIE_OK)
+            return COLLIE_ERR_NOMEM;
+    const char *src = req->staged[i] ? req->staged[i]
+                                     : op->bytes ? local_ptr(req, req->sched.srcs[op->src]) : NULL;
+    bool wrote = false;
+    while (*prog < n) {
+        uint64_t s = tp->sent[q] + 1;
+        if (s > tp->nslots + tp->credit[q]) {   /* the cached credit is exhausted: re-read */
+            tp->credit[q] = atomic_load_explicit(&ch->consumed->value, memory_order_acquire);
+            if (s > tp->nslots + tp->credit[q])
+                break;
         }
+        collie_slot_hdr *h = collie_slot(tp, ch, s);
+        uint64_t off = *prog * csize;
+        uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
+        fill_header(req, h, op->bytes, len);
+        write_chunk(req, i, h, src, off, len, direct);
+        if (h->bytes & SLOT_DIRECT)
+            req->last_seq[i] = s;
+        atomic_store_explicit(&h->seq, s, memory_order_release);
+        tp->sent[q] = s;
+        (*prog)++;
+        wrote = true;
     }
-}
-
-int collie_exec_prepare(collie_request_t *req) {
-    collie_team_t *team = req->team;
-    collie_transport *tp = team->tp;
-    size_t elem = req->args.elem_size ? req->args.elem_size : 1;
-    req->chunk_bytes = (tp->slot_bytes / elem) * elem;
-    if (req->chunk_bytes == 0)
-        return collie_fail(COLLIE_ERR_UNSUPPORTED,
-                           "elements of %zu bytes exceed the transport's slot of %u bytes "
-                           "(raise COLLIE_SHM_SLOT_BYTES)", elem, tp->slot_bytes);
-    req->direct_chunk_bytes = (DIRECT_CHUNK_TARGET / elem) * elem;
-    if (req->direct_chunk_bytes < req->chunk_bytes)
-        req->direct_chunk_bytes = req->chunk_bytes;
-    uint32_t nops = req->sched.nops ? req->sched.nops : 1;
-    req->progress = calloc(nops, sizeof *req->progress);
-    req->last_seq = calloc(nops, sizeof *req->last_seq);
-    req->deadline = calloc(nops, sizeof *req->deadline);
-    req->trailing = calloc(nops, sizeof *req->trailing);
-    req->staged = calloc(nops, sizeof *req->staged);
-    req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
-    req->nchunks = calloc(nops, sizeof *req->nchunks);
-    req->progress_cap = nops;
-    if (req->sched.tmp_bytes) {
-        req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
-        req->buf[SBUF_TMP] = req->tmp_alloc;
+    if (wrote) {
+        *moved = true;
+        collie_wake_later(tp, q);
     }
-    if (!req->progress || !req->last_seq || !req->busy || !req->nchunks || !req->deadline || !req->trailing || !req->staged ||
-        (req->sched.tmp_bytes && !req->tmp_alloc))
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
-                           collie_coll_name(req->args.coll));
-    compute_deadlines(req);
-    for (uint32_t i = 0; i < req->sched.nops; i++)
-        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+    if (*prog < n) {
+        req->blocked_peer = q;
+        req->blocked_on_credit = true;
+        note_wait(req, &ch->consumed->value, tp->sent[q] + 1 - tp->nslots);
+        return COLLIE_TIMEOUT;
+    }
+    /* A PUT with single-copy chunks is done only when the peer has read the data. */
+    if (req->last_seq[i] && atomic_load_explicit(&ch->consumed->value, memory_order_acquire) < req->last_seq[i]) {
+        req->blocked_peer = q;
+        req->blocked_on_credit = true;
+        note_wait(req, &ch->consumed->value, req->last_seq[i]);
+        return COLLIE_TIMEOUT;
+    }
+    *prog = OP_DONE;
     return COLLIE_OK;
 }
 
-void collie_exec_restart(collie_request_t *req) {
-    req->round = 0;
-    req->ntrailing = 0;
-    for (uint32_t i = 0; req->nstaged && i < req->progress_cap; i++) {
-        free(req->staged[i]);
-        req->staged[i] = NULL;
+/* ---- REDUCE --------------------------------------------------------------------------- */
+
+/* The header of peer's next chunk for this request (want: its check word), or NULL if it
+ * has not arrived; *stashed when it comes from the stash.  Chunks of other calls met on
+ * the way are stashed when either call is persistent (started in any order). */
+static inline collie_slot_hdr *incoming_head(collie_request_t *req, int peer, uint32_t want,
+                                             bool *stashed, int *st) {
+    collie_transport *tp = req->team->tp;
+    *stashed = false;
+    if (!req->team->stash_count && !tp->discard_total) {
+        uint64_t s = tp->received[peer] + 1;
+        collie_slot_hdr *h = collie_slot(tp, &tp->from[peer], s);
+        if (atomic_load_explicit(&h->seq, memory_order_acquire) != s) {
+            note_wait(req, &h->seq, s);
+            return NULL;
+        }
+        if (h->check == want)
+            return h;
     }
-    req->nstaged = 0;
-    memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
-    req->blocked_peer = -1;
+    return collie_exec_incoming_slow(req, peer, want, stashed, st);
+}
+
+/* Reduces chunk `c` of op: every incoming source has arrived (heads[k] non-null). */
+static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_hdr **heads,
+                        uint64_t off, uint64_t len) {
+    const sched_ref *srcs = &req->sched.srcs[op->src];
+    const void *ptrs[SCHED_MAX_SOURCES];
+    char *dst = len ? local_ptr(req, op->dst) + off : NULL;
+    bool copied = false;
+    char *scratch = NULL;
+    uint32_t check = chunk_check(req, op->bytes);
+    for (int k = 0; k < op->nsrc; k++) {
+        if (srcs[k].buf != SBUF_IN) {
+            ptrs[k] = len ? local_ptr(req, srcs[k]) + off : NULL;
+            continue;
+        }
+        collie_slot_hdr *h = heads[k];
+        if (h->check != check || (h->bytes & ~SLOT_FLAGS) != len)
+            return collie_exec_mismatch(req, srcs[k].peer, h, len, op->bytes);
+        if (!(h->bytes & SLOT_DIRECT)) {
+            ptrs[k] = collie_slot_payload(h, len);
+            continue;
+        }
+        if ((ptrs[k] = collie_exec_mapped_data(req, srcs[k].peer, h, len)) != NULL)
+            continue;
+        if (op->nsrc > 1 && !scratch && !(scratch = collie_exec_direct_scratch(req, op->nsrc)))
+            return collie_fail(COLLIE_ERR_NOMEM, "no scratch for a single-copy read");
+        void *into = op->nsrc == 1 ? (void *)dst : scratch + (size_t)k * req->direct_chunk_bytes;
+        int st = collie_exec_direct_read(req, srcs[k].peer, h, into, len);
+        if (st)
+            return st;
+        ptrs[k] = into;
+        copied = op->nsrc == 1;
+    }
+    if (len && !copied)
+        return collie_reduce_n(dst, ptrs, op->nsrc, len / req->args.elem_size, req->dtype, req->op);
+    return COLLIE_OK;
+}
+
+static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
+    collie_transport *tp = req->team->tp;
+    const sched_ref *srcs = &req->sched.srcs[op->src];
+    uint64_t *prog = &req->progress[i];
+    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
+    collie_slot_hdr *heads[SCHED_MAX_SOURCES];
+    bool stashed[SCHED_MAX_SOURCES];
+    uint32_t want = chunk_check(req, op->bytes);
+    while (*prog < n) {
+        for (int k = 0; k < op->nsrc; k++) {
+            if (srcs[k].buf != SBUF_IN)
+                continue;
+            int st = COLLIE_OK;
+            heads[k] = incoming_head(req, srcs[k].peer, want, &stashed[k], &st);
+            if (st != COLLIE_OK)
+                return st;
+            if (!heads[k]) {
+                req->blocked_peer = srcs[k].peer;
+                req->blocked_on_credit = false;
+                return COLLIE_TIMEOUT;
+            }
+        }
+        uint64_t off = *prog * csize;
+        uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
+        int st = reduce_chunk(req, op, heads, off, len);
+        if (st)
+            return st;
+        for (int k = 0; k < op->nsrc; k++) {
+            if (srcs[k].buf != SBUF_IN)
+                continue;
+            if (stashed[k])
+                collie_stash_drop(req->team, srcs[k].peer, heads[k]);
+            else
+                release_incoming(tp, srcs[k].peer);
+        }
+        (*prog)++;
+        *moved = true;
+    }
+    *prog = OP_DONE;
+    return COLLIE_OK;
 }
 
 /* A REDUCE with local sources only runs whole, at once. */
@@ -143,7 +278,7 @@ static int op_progress(collie_request_t *req, const sched_op *op, uint32_t i, bo
     if (op->kind == SCHED_PUT) {
         if (busy_send[op->peer] == req->pass)
             return COLLIE_TIMEOUT;
-        int st = collie_exec_put_progress(req, op, i, moved);
+        int st = put_progress(req, op, i, moved);
         if (st == COLLIE_TIMEOUT)
             busy_send[op->peer] = req->pass;
         return st;
@@ -166,7 +301,7 @@ static int op_progress(collie_request_t *req, const sched_op *op, uint32_t i, bo
         mark_busy(req, op);
         return COLLIE_TIMEOUT;
     }
-    int st = collie_exec_reduce_progress(req, op, i, moved);
+    int st = reduce_progress(req, op, i, moved);
     if (st == COLLIE_TIMEOUT)
         mark_busy(req, op);
     return st;

@@ -1,8 +1,8 @@
 /*
- * executor_impl.h — what the executor's three files share (executor.c: preparing a request
- * and scheduling its rounds and passes; executor_put.c: the PUT steps; executor_reduce.c:
- * the REDUCE steps, reading, checking and reducing incoming chunks).  The helpers here run
- * per chunk: static inline, so the split costs no call.
+ * executor_impl.h — what the executor's three files share: executor.c (the passes over a
+ * request's rounds and the per-chunk PUT and REDUCE steps), executor_prepare.c (a request's
+ * executor state) and executor_slow.c (single-copy reads, stashing, staging, mismatches).
+ * The helpers here run per chunk: static inline, so the split costs no call.
  */
 #ifndef COLLIE_EXECUTOR_IMPL_H
 #define COLLIE_EXECUTOR_IMPL_H
@@ -58,12 +58,23 @@ static inline void note_wait(collie_request_t *req, const _Atomic uint64_t *word
     }
 }
 
-/* executor_put.c */
-int collie_exec_put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved);
-int collie_exec_stage(collie_request_t *req, const sched_op *op, uint32_t i);
+/* Returns the head slot of peer's channel to its sender (a credit). */
+static inline void release_incoming(collie_transport *tp, int peer) {
+    uint64_t s = ++tp->received[peer];
+    atomic_store_explicit(&tp->from[peer].consumed->value, s, memory_order_release);
+    collie_wake_later(tp, peer);
+}
 
-/* executor_reduce.c */
-int collie_exec_reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i,
-                                bool *moved);
+/* executor_slow.c */
+int collie_exec_stage(collie_request_t *req, const sched_op *op, uint32_t i);
+int collie_exec_mismatch(const collie_request_t *req, int peer, collie_slot_hdr *h,
+                         uint64_t want_len, uint64_t want_msg);
+int collie_exec_direct_read(collie_request_t *req, int peer, collie_slot_hdr *h, void *dst,
+                            uint64_t len);
+const void *collie_exec_mapped_data(const collie_request_t *req, int peer, collie_slot_hdr *h,
+                                    uint64_t len);
+char *collie_exec_direct_scratch(const collie_request_t *req, int nsrc);
+collie_slot_hdr *collie_exec_incoming_slow(collie_request_t *req, int peer, uint32_t want,
+                                           bool *stashed, int *st);
 
 #endif

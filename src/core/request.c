@@ -239,7 +239,7 @@ static void finish(collie_team_t *team, collie_request_t *prev, collie_request_t
 /* With persistent requests (matched by initialization order) in the queue: one pass over
  * it, progressing every persistent request and the non-persistent ones in start order (up
  * to the first that must wait).  A request takes only chunks of its own call from a
- * channel (executor_reduce.c), so requests started in different orders on different ranks meet. */
+ * channel (executor.c), so requests started in different orders on different ranks meet. */
 __attribute__((noinline)) static int progress_any_order(collie_team_t *team, collie_request_t *req) {
     collie_request_t *prev = NULL, *r = team->head;
     bool in_order_waits = false;
