@@ -54,7 +54,7 @@ static const env_var known[] = {
     /* build, test and benchmark scripts */
     STR("COLLIE_LONG_TESTS"), STR("COLLIE_TEST_DUMP"), STR("COLLIE_SANITIZE"),
     STR("COLLIE_TORCH_TESTS"), STR("COLLIE_WERROR"), STR("COLLIE_NETNS_BENCH"), STR("COLLIE_MPI_TEST"),
-    STR("COLLIE_BENCH_CACHE"), STR("COLLIE_BENCH_START_ORDER"),
+    STR("COLLIE_BENCH_CACHE"), STR("COLLIE_BENCH_START_ORDER"), STR("COLLIE_MPI_ABI_ROOT"),
 };
 #define NKNOWN (sizeof known / sizeof known[0])
 

@@ -1,8 +1,8 @@
 /*
  * mpi_cache.c — a map from MPI handles (communicators, datatypes) to the layer's records,
  * so that what does not change between calls is looked up once (docs/design.md, "The MPI
- * layer's caches").  A handle is an int in MPICH's ABI and a pointer in Open MPI's; the
- * map keys on its bits.  Chained hashing with a fixed number of buckets: the number of
+ * layer's caches").  A handle is an int in MPICH's ABI and a pointer in Open MPI's and in
+ * the MPI-5 standard ABI (predefined ones small constants there); the map keys on its bits.  Chained hashing with a fixed number of buckets: the number of
  * live communicators and datatypes a program uses in collectives is small.  Entries are
  * removed where MPI frees the handle (attribute delete callbacks), since MPI reuses
  * handles.  Not locked itself: its users (mpi_team.c, mpi_types.c) hold their own lock,

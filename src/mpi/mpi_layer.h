@@ -251,7 +251,8 @@ collie_op_t cm_builtin_op(int index);
 bool cm_is_user_op(MPI_Op op);
 collie_op_t cm_user_op(MPI_Op op, MPI_Datatype t);   /* its collie op for a predefined t */
 void cm_free_user_ops(void);          /* at MPI_Finalize */
-/* Open MPI reduces MPI_BYTE with every integer op (as unsigned bytes); MPICH only bitwise. */
+/* Open MPI reduces MPI_BYTE with every integer op (as unsigned bytes); MPICH only bitwise.
+ * The MPI-5 standard ABI build (neither defined) serves the bitwise ops; PMPI decides the rest. */
 #if defined(OPEN_MPI)
 #define CM_BYTE_ARITHMETIC 1
 #else

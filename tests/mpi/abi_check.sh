@@ -5,8 +5,9 @@
 #   bash tests/mpi/abi_check.sh PRELOAD PROGRAM NP LAUNCHER [LAUNCHER ARGS...]
 #
 # PROGRAM is tests/mpi/mpi_check built against the other MPI (e.g. MPICH 5 or Intel MPI
-# from PyPI: compiled with Debian's mpicc.mpich, linked to their libmpi.so.12), LAUNCHER
-# that MPI's mpiexec.  Debian's own MPI libraries (libmpich.so.12*, libmpi.so.40*) are
+# from PyPI: compiled with Debian's mpicc.mpich, linked to their libmpi.so.12; or
+# build/tests/mpi/mpi_check_abi with PRELOAD build/lib/abi/libcollie_mpi.so, the MPI-5
+# standard ABI, LD_LIBRARY_PATH choosing whose libmpi_abi.so.1), LAUNCHER that MPI's mpiexec.  Debian's own MPI libraries (libmpich.so.12*, libmpi.so.40*) are
 # hidden in a private mount namespace (bind-mounted over with an empty file), as on a
 # machine where no other MPI is installed.  While the program runs, the MPI libraries
 # mapped into one rank (/proc/<pid>/maps) are listed; passes when the run prints

@@ -12,7 +12,8 @@
  * LD_PRELOAD=libcollie_mpi.so and a plain run can be compared with diff.  Exit status 1
  * on any wrong result.  Usage: mpi_check [--quick] [--colls-only] [--colls-quick] (--quick:
  * fewer large counts, and --colls-quick; --colls-only: only the cases of allgather …
- * exscan; --colls-quick: about half of those; --no-colls: none of those).
+ * exscan; --colls-quick: about half of those; --no-colls: none of those; --list-mpi-libs:
+ * each rank lists the MPI libraries mapped into it on stderr before MPI_Finalize).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -400,8 +401,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int colls_only = 0, no_colls = 0;
+    int colls_only = 0, no_colls = 0, list_libs = 0;
     for (int i = 1; i < argc; i++) {
+        list_libs = list_libs || strcmp(argv[i], "--list-mpi-libs") == 0;
         quick = quick || strcmp(argv[i], "--quick") == 0;
         colls_only = colls_only || strcmp(argv[i], "--colls-only") == 0;
         colls_quick = colls_quick || strcmp(argv[i], "--colls-quick") == 0;
@@ -432,6 +434,8 @@ int main(int argc, char **argv) {
         printf("%s: %d wrong results\n", total ? "FAILED" : "passed", total);
     MPI_Op_free(&user_ops[0]);
     MPI_Op_free(&user_ops[1]);
+    if (list_libs)
+        list_mpi_libraries();
     MPI_Finalize();
     return total ? 1 : 0;
 }

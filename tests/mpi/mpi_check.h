@@ -87,6 +87,9 @@ void run_extra_cases(void);
 /* Whether this run has libcollie_mpi preloaded (cases MPI itself gets wrong run only then,
  * checked against the reference without a digest line). */
 bool collie_preloaded(void);
+/* Prints "mpi_check: rank R: N MPI libraries mapped: PATH..." (from /proc/self/maps: files
+ * named libmpi*.so*, which takes in libmpich and libmpi_abi) on stderr. */
+void list_mpi_libraries(void);
 
 /* allgather(v) … exscan (mpi_check_xpost.c): one call described, issued in a form. */
 enum xcoll { X_ALLGATHER, X_ALLGATHERV, X_RS_BLOCK, X_RS, X_ALLTOALL, X_ALLTOALLV, X_GATHER,

@@ -159,6 +159,30 @@ bool collie_preloaded(void) {
     return p && strstr(p, "libcollie_mpi");
 }
 
+void list_mpi_libraries(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096], found[8][1024], list[8 * 1024 + 16] = "";
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *path = strchr(line, '/'), *end = path ? strchr(path, '\n') : NULL;
+        if (end)
+            *end = '\0';
+        const char *base = path ? strrchr(path, '/') + 1 : NULL;
+        if (!base || strncmp(base, "libmpi", 6) != 0 || !strstr(base, ".so"))
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen = seen || strcmp(found[i], path) == 0;
+        if (!seen && n < 8) {
+            snprintf(found[n], sizeof found[0], "%s", path);
+            strcat(strcat(list, " "), found[n++]);
+        }
+    }
+    if (f)
+        fclose(f);
+    fprintf(stderr, "mpi_check: rank %d: %d MPI libraries mapped:%s\n", world_rank, n, list);
+}
+
 static void derived_reductions(void) {
     const ttype *ti = type_int();
     size_t n = 341;   /* elements of 3 ints */
