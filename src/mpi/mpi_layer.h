@@ -12,6 +12,8 @@
  * mpi_stage.c     their buffers of datatypes with gaps, packed before and unpacked after
  * mpi_requests.c  the requests collie serves and the intercepted MPI_Wait/Test/Start/...
  * mpi_progress.c  progress shared with MPI: the wait loop, the blocking point-to-point calls
+ * mpi_progress_coll.c, _ctor.c, _io.c  blocking calls passed to PMPI while a helper
+ *                 thread (mpi_progress_help.c) moves collie's requests
  * mpi_transport_mixed.c  the shm+mpi transport of communicators spanning several nodes
  * mpi_transport.c      its channels between nodes: non-blocking two-sided MPI (p2p)
  * mpi_transport_rma.c  or MPI-3 RMA (MPI_Put + notification; COLLIE_MPI_TRANSPORT=rma)
@@ -86,6 +88,9 @@ typedef struct cm_comm {
     const char *where;         /* "collie", "collie over shm+mpi", ... for the log */
     int rank, size;
     struct cm_comm *next;      /* all live records (freed at MPI_Finalize) */
+    int nrequests;             /* entries of the request table made on it (mpi_requests.c) */
+    bool freed;                /* MPI freed the communicator while nrequests > 0: the record
+                                  (and its team) goes with the last of them */
 } cm_comm;
 
 /* What the layer knows of a datatype, found once (mpi_types.c). */
@@ -229,6 +234,10 @@ int cm_log_mode(void);
 void cm_log_count(const char *fn, const char *route);   /* for the summary */
 void cm_log_summary(void);            /* at MPI_Finalize, collective over MPI_COMM_WORLD */
 void cm_free_all_teams(void);         /* at MPI_Finalize */
+/* A request of the table made on c's team keeps the record (and the team) alive after
+ * MPI_Comm_free: MPI lets pending operations complete and persistent requests run on. */
+void cm_comm_hold(const cm_comm *c);
+void cm_comm_release(const cm_comm *c);
 
 /* Types (mpi_types.c): true when collie computes exactly what MPI would. */
 bool cm_map_reduction(cm_call *c, const char **why);

@@ -21,9 +21,11 @@
  * The blocking collectives collie does not serve (MPI_Alltoall, ...) and
  * MPI_Sendrecv_replace cannot become a nonblocking form on one rank only (MPI does not
  * match a nonblocking collective with a blocking one): a helper thread runs collie's
- * requests while they block (mpi_progress_coll.c, mpi_progress_help.c).
- * Limit: the communicator and window constructors and MPI_Win_fence still block without
- * running collie's requests.
+ * requests while they block (mpi_progress_coll.c, mpi_progress_help.c); so do the
+ * communicator and window constructors and the window synchronisation calls
+ * (mpi_progress_ctor.c) and MPI-IO's collective calls (mpi_progress_io.c).  Limit: the
+ * blocking calls none of these intercepts (MPI_Comm_free, MPI_Comm_spawn, ...) still block
+ * without running collie's requests.
  */
 #include <sched.h>
 
@@ -34,8 +36,8 @@ static MPI_Request poke_req = MPI_REQUEST_NULL;
 
 static int poke_query(void *extra, MPI_Status *status) {
     (void)extra;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
     return MPI_SUCCESS;
 }
 static int poke_free(void *extra) { (void)extra; return MPI_SUCCESS; }

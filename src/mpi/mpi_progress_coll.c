@@ -1,15 +1,16 @@
 /*
- * mpi_progress_coll.c — the blocking collectives collie never serves, and
- * MPI_Sendrecv_replace, passed to the MPI underneath while collie's requests keep moving:
+ * mpi_progress_coll.c — the blocking collectives collie never serves, MPI_Sendrecv_replace
+ * and MPI_Buffer_detach, passed to the MPI underneath while collie's requests keep moving:
  * with active collie requests each runs between cm_help_begin and cm_help_end
  * (mpi_progress_help.c: a helper thread progresses collie's side while this thread blocks
  * in PMPI).  With none active: one load and a branch, then the PMPI call.
  *
  * Covered: MPI_Alltoallw, MPI_Neighbor_allgather(v), MPI_Neighbor_alltoall(v,w),
- * MPI_Sendrecv_replace.  (MPI_Allgather(v), MPI_Alltoall(v), MPI_Gather(v), MPI_Scatter(v),
+ * MPI_Sendrecv_replace, MPI_Buffer_detach (it waits until the buffered sends are
+ * received).  (MPI_Allgather(v), MPI_Alltoall(v), MPI_Gather(v), MPI_Scatter(v),
  * MPI_Reduce_scatter(_block), MPI_Scan and MPI_Exscan are mpi_xcoll_calls.c's: the calls
- * collie declines go to PMPI there the same way.)  Not covered: the communicator and
- * window constructors and MPI_Win_fence (their attribute callbacks may enter collie).
+ * collie declines go to PMPI there the same way.)  The communicator and window
+ * constructors and the window synchronisation calls: mpi_progress_ctor.c.
  */
 #include "mpi/mpi_layer.h"
 
@@ -68,6 +69,12 @@ int MPI_Neighbor_alltoallw(const void *sb, const int scs[], const MPI_Aint sds[]
     bool helped = cm_help_begin();
     int rc_pmpi = PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
     return cm_help_end(helped, rc_pmpi);
+}
+
+/* Waits until the buffered messages are delivered: the receivers must match them. */
+int MPI_Buffer_detach(void *buffer, int *size) {
+    bool helped = cm_help_begin();
+    return cm_help_end(helped, PMPI_Buffer_detach(buffer, size));
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,

@@ -27,7 +27,9 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool helping;          /* under lock: the caller's thread is inside PMPI */
+static bool helping;          /* under lock: the helper runs collie's requests */
+static int inside;            /* under lock: helped calls under way (nested: a callback MPI
+                                 makes inside one, e.g. an attribute copy function) */
 static bool thread_made;
 
 /* Holds `lock` while it runs collie: the caller's thread, leaving PMPI, takes the lock and
@@ -50,15 +52,13 @@ static void *helper_main(void *unused) {
 }
 
 static bool may_help(void) {
-    if (!cm_requests_active())
-        return false;
     if (cm_active_need_no_mpi())
         return true;
     int level = MPI_THREAD_SINGLE;
     return PMPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
 }
 
-bool cm_help_begin(void) {
+static __attribute__((noinline)) bool help_begin(void) {
     if (!may_help())
         return false;
     pthread_mutex_lock(&lock);
@@ -70,18 +70,28 @@ bool cm_help_begin(void) {
         thread_made = pthread_create(&t, &attr, helper_main, NULL) == 0;
         pthread_attr_destroy(&attr);
     }
+    inside += thread_made;
     helping = thread_made;
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);
     return thread_made;
 }
 
+/* With no active collie request: one counter test (the rest is out of line). */
+bool cm_help_begin(void) {
+    return cm_requests_active() && help_begin();
+}
+
+/* The helper stops only when the outermost helped call returns. */
 int cm_help_end(bool began, int rc) {
     if (!began)
         return rc;
     pthread_mutex_lock(&lock);
-    helping = false;
+    bool last = --inside == 0;
+    if (last)
+        helping = false;
     pthread_mutex_unlock(&lock);
-    cm_complete_deferred();
+    if (last)
+        cm_complete_deferred();
     return rc;
 }

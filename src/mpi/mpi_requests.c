@@ -28,11 +28,19 @@
  * active collie request (cm_progress_all) and drives MPI's progress engine in turn; the
  * tests progress all of collie's requests once and MPI's once.
  *
- * Limits: a blocking call passed to PMPI unchanged that is neither point-to-point, nor a
- * completion call, nor one of mpi_progress_coll.c's (e.g. MPI_Comm_split, MPI_Win_fence)
- * does not progress collie's requests while it blocks; MPI_Cancel is not intercepted.
+ * MPI_Cancel on a request collie serves (split-phase or persistent) leaves the collective
+ * to complete normally (MPI_Test_cancelled: false), says once at `info` that a collective
+ * cannot be cancelled, and returns MPI_SUCCESS.  MPI makes cancelling a collective
+ * erroneous; the MPIs differ (Open MPI 4.1.4 returns MPI_ERR_REQUEST, fatal by default;
+ * MPICH 4.0.2 returns an internal error for MPI_Iallreduce and aborts on an assertion for
+ * a persistent collective); both still complete the operation normally.
+ *
+ * Limits: the blocking calls passed to PMPI unchanged that no file of mpi_progress*.c
+ * intercepts (MPI_Comm_free, ...; mpi_progress_ctor.c lists them) do not progress
+ * collie's requests while they block.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +65,7 @@ cm_req *cm_req_find(MPI_Request h) {
 
 static void forget(cm_req *e) {
     collie_request_free(e->req);
+    cm_comm_release(e->call.cc);
     cm_extra_free(e->call.extra);
     cm_pack_release(&e->call);
     free(e->deferred_msg);
@@ -65,8 +74,8 @@ static void forget(cm_req *e) {
 
 static int query_fn(void *extra, MPI_Status *status) {
     (void)extra;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
     return MPI_SUCCESS;
@@ -103,6 +112,7 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
     }
     table[nused++] = (cm_req){ .handle = *handle, .req = req, .persistent = persistent,
                                .active = !persistent, .call = *c };
+    cm_comm_hold(c->cc);
     nactive += !persistent;
     return MPI_SUCCESS;
 }
@@ -305,6 +315,18 @@ int MPI_Request_free(MPI_Request *request) {
     cm_req_progress(e, true);   /* MPI lets an active request be freed: it still completes */
     forget(e);
     return PMPI_Request_free(request);
+}
+
+int MPI_Cancel(MPI_Request *request) {
+    cm_req *e = nused && request ? cm_req_find(*request) : NULL;
+    if (!e)
+        return PMPI_Cancel(request);
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        collie_log(COLLIE_LOG_INFO, "MPI_Cancel on %s served by collie: a collective cannot be "
+                   "cancelled (MPI); it completes normally (MPI_Test_cancelled: false)",
+                   e->call.fn);
+    return MPI_SUCCESS;
 }
 
 int cm_start_request(collie_request_t *req, const cm_call *c) {

@@ -117,9 +117,23 @@ static int delete_team(MPI_Comm comm, int key, void *value, void *extra) {
         cm_map_del(&comms, cm_comm_key(comm));
     bool live = unlink_record(rec);   /* not yet freed by cm_free_all_teams */
     pthread_mutex_unlock(&teams_lock);
-    if (live)
+    if (live && rec->nrequests > 0)
+        rec->freed = true;            /* freed by cm_comm_release with its last request */
+    else if (live)
         free_record(rec);
     return MPI_SUCCESS;
+}
+
+/* Requests are made and freed by one thread (under MPI_THREAD_MULTIPLE split-phase and
+ * persistent calls go to PMPI), so the count needs no lock. */
+void cm_comm_hold(const cm_comm *c) {
+    ((cm_comm *)c)->nrequests++;   /* records are the layer's own: never const objects */
+}
+
+void cm_comm_release(const cm_comm *c) {
+    cm_comm *rec = (cm_comm *)c;
+    if (--rec->nrequests == 0 && rec->freed)
+        free_record(rec);
 }
 
 void cm_free_all_teams(void) {

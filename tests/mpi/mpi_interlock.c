@@ -17,6 +17,9 @@
  *              MPI_Wait, the others after theirs
  *   porder     MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init; rank 0 starts them
  *              in init order, the others in reverse order, then MPI_Waitall (5 times)
+ *   ctor       communicator and window constructors and MPI_Win_fence (ctors: more of
+ *              them; mpi_interlock_ctor.c): for each call a fresh MPI_Iallreduce of 1 MiB;
+ *              rank 0 makes the call before its MPI_Wait, the others after theirs
  *
  * Usage: mpi_interlock PATTERN[,PATTERN...] BYTES[,BYTES...]  (allreduce sizes in bytes;
  * the alltoall sends min(BYTES, 1 MiB) per peer).  Prints "passed: 0 failures".
@@ -30,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_interlock.h"
+
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define HAVE_PCOLL 1
 #define PINIT(name) MPIX_##name
@@ -40,21 +45,21 @@
 #define HAVE_PCOLL 0
 #endif
 
-static int rank, size, failures;
+int rank, size, failures;
 
-static void fail(const char *what, size_t bytes, long i, double got, double want) {
+void fail(const char *what, size_t bytes, long i, double got, double want) {
     failures++;
     fprintf(stderr, "FAIL: rank %d: %s, %zu bytes: element %ld is %g, expected %g\n", rank, what,
             bytes, i, got, want);
 }
 
 /* allreduce input: (rank + 1) * (i % 1000 + 1); its sum over ranks, exact in doubles */
-static void fill(double *v, size_t n) {
+void fill(double *v, size_t n) {
     for (size_t i = 0; i < n; i++)
         v[i] = (double)(rank + 1) * (double)(i % 1000 + 1);
 }
 
-static void check_sum(const double *v, size_t n, size_t bytes, const char *what) {
+void check_sum(const double *v, size_t n, size_t bytes, const char *what) {
     double ranks = (double)size * (size + 1) / 2;
     for (size_t i = 0; i < n; i++)
         if (v[i] != ranks * (double)(i % 1000 + 1)) {
@@ -241,6 +246,8 @@ int main(int argc, char **argv) {
                 pattern_pmpi(bytes, other);
             else if (strcmp(p, "porder") == 0)
                 pattern_porder(bytes);
+            else if (strcmp(p, "ctor") == 0 || strcmp(p, "ctors") == 0)
+                pattern_ctor(bytes, strcmp(p, "ctors") == 0);
             else {
                 fprintf(stderr, "mpi_interlock: unknown pattern %s\n", p);
                 MPI_Abort(MPI_COMM_WORLD, 2);
