@@ -3,7 +3,7 @@ binary, how to launch it at P ranks, and which algorithms can be forced.  This f
 collie and the MPIs from Debian; compare_pypi.py the peers installed from PyPI wheels
 (Open MPI 5, MPICH 5, Intel MPI, oneCCL).
 
-Every library runs the same timing loop (tools/collie-bench.c for collie,
+Every library runs the same timing loop (tools/bench_time.c of collie-bench for collie,
 bench/mpi_coll_bench.c for the others: warm-up, rank 0 calibrates ~100 ms of calls, then
 each call timed alone after a barrier (--barrier-each; or, with --timing loop,
 back-to-back calls after one barrier), the slowest rank's mean per call) and prints the

@@ -1,17 +1,17 @@
 /*
  * bench_colls.h — collie-bench's calls of allgather, reduce_scatter (block form),
  * alltoall, gather, scatter, scan and exscan: their buffers (blocks of `count` elements,
- * P of them where the collective has one per rank) and the three call forms.  Included by
- * collie-bench.c (it uses its `bench`).
+ * P of them where the collective has one per rank) and the three call forms.  Static
+ * inline; included by bench.h (it uses its `bench`).
  */
 #ifndef COLLIE_BENCH_COLLS_H
 #define COLLIE_BENCH_COLLS_H
 
-static bool more_coll(int coll) { return coll > COLL_BARRIER; }
+static inline bool more_coll(int coll) { return coll > COLL_BARRIER; }
 
 /* The buffers of the call on this rank: in place as MPI allows it (--in-place), NULL where
  * a rank has none (scatter's sendbuf and gather's recvbuf off the root). */
-static const void *more_send(const bench *b) {
+static inline const void *more_send(const bench *b) {
     bool root = b->rank == b->o.root;
     if (b->o.coll == COLL_SCATTER)
         return root ? b->sbuf : NULL;
@@ -19,7 +19,7 @@ static const void *more_send(const bench *b) {
     return in_place ? COLLIE_IN_PLACE : b->sbuf;
 }
 
-static void *more_recv(const bench *b) {
+static inline void *more_recv(const bench *b) {
     bool root = b->rank == b->o.root;
     if (b->o.coll == COLL_SCATTER && b->o.in_place && root)
         return COLLIE_IN_PLACE;
@@ -27,7 +27,7 @@ static void *more_recv(const bench *b) {
 }
 
 /* Blocking (form 0), split-phase (1) or persistent (2) call of n elements per block. */
-static int more_call(const bench *b, size_t n, int form, collie_request_t **req) {
+static inline int more_call(const bench *b, size_t n, int form, collie_request_t **req) {
     const bench_opts *o = &b->o;
     const void *s = more_send(b);
     void *r = more_recv(b);
@@ -61,7 +61,7 @@ static int more_call(const bench *b, size_t n, int form, collie_request_t **req)
 }
 
 /* The plan the blocking calls would run (matched by start order), never started. */
-static int more_request(const bench *b, size_t n, collie_request_t **req) {
+static inline int more_request(const bench *b, size_t n, collie_request_t **req) {
     const bench_opts *o = &b->o;
     return collie_request_build_v(b->team, NULL, o->coll, more_send(b), more_recv(b), n, NULL,
                                   o->dtype, collie_coll_has_op(o->coll) ? o->op : NULL,

@@ -3,8 +3,8 @@
  * reduce_scatter (block form), alltoall, gather, scatter, scan and exscan: where a rank's
  * input and its result live (in place as MPI allows it), the input values, and the
  * expected result, computed here from each collective's definition (an independent
- * reference: none of the library's layout helpers is used).  Included by collie-bench.c
- * after bench_colls.h (it uses its `bench`, more_send and more_recv).
+ * reference: none of the library's layout helpers is used).  Static inline; included
+ * by bench.h after bench_colls.h (it uses `bench`, more_send and more_recv).
  *
  * A rank's input is a vector over its send extent: `count` elements, or P·count where the
  * collective sends a block to every rank (reduce_scatter, alltoall, scatter's root).
@@ -23,14 +23,16 @@
 #define COLLIE_BENCH_COLLS_CHECK_H
 
 /* The op of the inputs: the measured op, or -1 (no op: broadcast-style payloads). */
-static int more_opid(const bench *b) { return collie_coll_has_op(b->o.coll) ? b->o.opid : -1; }
+static inline int more_opid(const bench *b) {
+    return collie_coll_has_op(b->o.coll) ? b->o.opid : -1;
+}
 
-static char *more_block(void *buf, size_t block, size_t count, size_t esz) {
+static inline char *more_block(void *buf, size_t block, size_t count, size_t esz) {
     return (char *)buf + block * count * esz;
 }
 
 /* This rank's input: the buffer and its element count in *n (NULL, 0: it has none). */
-static void *more_input(const bench *b, size_t count, size_t *n) {
+static inline void *more_input(const bench *b, size_t count, size_t *n) {
     bool in_place = more_send(b) == COLLIE_IN_PLACE, root = b->rank == b->o.root;
     size_t all = (size_t)b->P * count;
     *n = count;
@@ -52,7 +54,7 @@ static void *more_input(const bench *b, size_t count, size_t *n) {
 }
 
 /* Where this rank's result lands: the buffer and its element count in *n (0: none). */
-static const void *more_result(const bench *b, size_t count, size_t *n) {
+static inline const void *more_result(const bench *b, size_t count, size_t *n) {
     bool root = b->rank == b->o.root;
     size_t all = (size_t)b->P * count;
     *n = count;
@@ -76,14 +78,15 @@ static const void *more_result(const bench *b, size_t count, size_t *n) {
 }
 
 /* v(q, g) of the call numbered salt (fresh data) or of the check inputs. */
-static uint64_t more_value(const bench *b, int q, size_t g, bool fresh, uint64_t salt) {
+static inline uint64_t more_value(const bench *b, int q, size_t g, bool fresh, uint64_t salt) {
     int opid = more_opid(b);
     return fresh ? bench_fresh_value(opid, b->o.dtype, b->P, q, g, salt)
                  : bench_input(opid, b->o.dtype, b->P, q, g);
 }
 
 /* v(from, g) ∘ … ∘ v(to - 1, g), in rank order; from < to. */
-static uint64_t more_fold(const bench *b, int from, int to, size_t g, bool fresh, uint64_t salt) {
+static inline uint64_t more_fold(const bench *b, int from, int to, size_t g, bool fresh,
+                                 uint64_t salt) {
     uint64_t acc = more_value(b, from, g, fresh, salt);
     for (int q = from + 1; q < to; q++)
         acc = bench_combine(more_opid(b), acc, more_value(b, q, g, fresh, salt));
@@ -91,7 +94,8 @@ static uint64_t more_fold(const bench *b, int from, int to, size_t g, bool fresh
 }
 
 /* The expected element k of this rank's result (see the table at the top). */
-static uint64_t more_expected(const bench *b, size_t count, size_t k, bool fresh, uint64_t salt) {
+static inline uint64_t more_expected(const bench *b, size_t count, size_t k, bool fresh,
+                                     uint64_t salt) {
     size_t j = k / count, i = k % count, mine = (size_t)b->rank * count;
     switch (b->o.coll) {
     case COLL_ALLGATHER:
@@ -105,7 +109,7 @@ static uint64_t more_expected(const bench *b, size_t count, size_t k, bool fresh
 }
 
 /* --fresh-data: this rank's input of the call numbered salt (untimed, ordinary stores). */
-static void more_fill_fresh(const bench *b, size_t count, uint64_t salt) {
+static inline void more_fill_fresh(const bench *b, size_t count, uint64_t salt) {
     size_t n;
     void *in = more_input(b, count, &n);
     if (in)
@@ -114,7 +118,7 @@ static void more_fill_fresh(const bench *b, size_t count, uint64_t salt) {
 
 /* --check: the receive buffer filled with a pattern no result has (0xA5 bytes), then the
  * check inputs (which in place lie in the receive buffer). */
-static void more_fill_check_inputs(const bench *b, size_t count) {
+static inline void more_fill_check_inputs(const bench *b, size_t count) {
     size_t n;
     memset(b->rbuf, 0xA5, (size_t)b->P * count * b->esz);
     void *in = more_input(b, count, &n);
@@ -124,7 +128,7 @@ static void more_fill_check_inputs(const bench *b, size_t count) {
 
 /* Compares this rank's result with the expected values (fresh: of the last timed call,
  * numbered b->calls - 1); on the first mismatch prints it and marks the run failed. */
-static void more_verify(bench *b, size_t count, bool fresh, const char *used) {
+static inline void more_verify(bench *b, size_t count, bool fresh, const char *used) {
     size_t n;
     const void *res = more_result(b, count, &n);
     uint64_t salt = fresh ? b->calls - 1 : 0;

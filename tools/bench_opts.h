@@ -1,7 +1,7 @@
 /*
  * bench_opts.h — command-line options of collie-bench: defaults, usage text (which also
  * documents the timing method), parsing and validation against the library's registry and
- * type rules.  Static inline, header only; included by tools/collie-bench.c.
+ * type rules.  Static inline, header only; included by tools/bench.h.
  */
 #ifndef COLLIE_BENCH_OPTS_H
 #define COLLIE_BENCH_OPTS_H

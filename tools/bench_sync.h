@@ -6,7 +6,8 @@
  * of call i is its completion time minus that instant.  The period is 3x the slowest rank's
  * back-to-back time per call + 300 us, so a call normally starts after the previous one
  * finished everywhere; ranks sleep until 50 µs before the start and spin from there; a
- * late start counts against the call, as a late process would in an application.  A rank's result is its median over the calls.  Included by collie-bench.c.
+ * late start counts against the call, as a late process would in an application.  A
+ * rank's result is its median over the calls.  Included by bench_time.c.
  */
 #ifndef COLLIE_BENCH_SYNC_H
 #define COLLIE_BENCH_SYNC_H

@@ -1,5 +1,6 @@
-/* collie_run_args.h — command-line parsing for collie-run (header-only, used by
- * tools/collie-run.c only).  Usage errors print a message plus the usage text.
+/* collie_run_args.h — command-line parsing for collie-run (static inline, header-only;
+ * used by collie-run's files through run_job.h).  Usage errors print a message plus the
+ * usage text.
  */
 #ifndef COLLIE_RUN_ARGS_H
 #define COLLIE_RUN_ARGS_H
@@ -20,7 +21,7 @@ typedef struct {
     char **argv;      /* PROGRAM ARGS... (NULL-terminated, from main's argv) */
 } run_opts;
 
-static void usage(FILE *f) {
+static inline void usage(FILE *f) {
     fprintf(f,
             "usage: collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]\n"
             "  -n, -np P        number of ranks to start (1..%d)\n"
@@ -33,13 +34,13 @@ static void usage(FILE *f) {
             RUN_MAX_RANKS);
 }
 
-static int usage_error(const char *what, const char *arg) {
+static inline int usage_error(const char *what, const char *arg) {
     fprintf(stderr, "collie-run: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
     usage(stderr);
     return -1;
 }
 
-static int parse_nranks(const char *s, run_opts *o) {
+static inline int parse_nranks(const char *s, run_opts *o) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -49,7 +50,7 @@ static int parse_nranks(const char *s, run_opts *o) {
     return 0;
 }
 
-static int parse_timeout(const char *s, run_opts *o) {
+static inline int parse_timeout(const char *s, run_opts *o) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -60,7 +61,7 @@ static int parse_timeout(const char *s, run_opts *o) {
 }
 
 /* Handles argv[*i] (an option); may consume the next argument.  0 ok, -1 error. */
-static int parse_option(int argc, char **argv, int *i, run_opts *o) {
+static inline int parse_option(int argc, char **argv, int *i, run_opts *o) {
     const char *a = argv[*i];
     int takes_value = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") ||
                       !strcmp(a, "--timeout");
@@ -86,7 +87,7 @@ static int parse_option(int argc, char **argv, int *i, run_opts *o) {
 }
 
 /* 0 = run, 1 = help printed, -1 = usage error (message printed). */
-static int parse_args(int argc, char **argv, run_opts *o) {
+static inline int parse_args(int argc, char **argv, run_opts *o) {
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];

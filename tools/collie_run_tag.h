@@ -1,5 +1,5 @@
-/* collie_run_tag.h — line tagging for `collie-run --tag-output` (header-only, used by
- * tools/collie-run.c only).
+/* collie_run_tag.h — line tagging for `collie-run --tag-output` (static inline,
+ * header-only; used by collie-run's files through run_job.h).
  *
  * Each rank's stdout and stderr arrive on their own pipe.  Complete lines are written to
  * the launcher's stdout/stderr with a "[rank] " prefix in a single write(), so lines of
@@ -25,7 +25,7 @@ typedef struct {
 } run_stream;
 
 /* write() everything, retrying short writes; gives up silently on errors (e.g. EPIPE). */
-static void tag_write_all(int fd, const char *p, size_t n) {
+static inline void tag_write_all(int fd, const char *p, size_t n) {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -38,7 +38,7 @@ static void tag_write_all(int fd, const char *p, size_t n) {
 }
 
 /* Writes "[rank] " + line (+ '\n' if missing) as one write. */
-static void tag_emit(const run_stream *s, const char *line, size_t n) {
+static inline void tag_emit(const run_stream *s, const char *line, size_t n) {
     char out[RUN_LINE_MAX + 32];
     int plen = snprintf(out, sizeof out, "[%ld] ", s->rank);
     memcpy(out + plen, line, n);
@@ -49,7 +49,7 @@ static void tag_emit(const run_stream *s, const char *line, size_t n) {
 }
 
 /* Emits every complete line in the buffer (all of it if `all`) and keeps the rest. */
-static void tag_flush(run_stream *s, int all) {
+static inline void tag_flush(run_stream *s, int all) {
     size_t start = 0;
     for (size_t i = 0; i < s->len; i++) {
         if (s->buf[i] == '\n') {
@@ -66,7 +66,7 @@ static void tag_flush(run_stream *s, int all) {
 }
 
 /* Closes the stream after writing any unterminated last line. */
-static void tag_close(run_stream *s) {
+static inline void tag_close(run_stream *s) {
     if (s->fd < 0)
         return;
     tag_flush(s, 1);
@@ -75,7 +75,7 @@ static void tag_close(run_stream *s) {
 }
 
 /* Reads what is available (the pipe was reported readable) and emits complete lines. */
-static void tag_read(run_stream *s) {
+static inline void tag_read(run_stream *s) {
     ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;

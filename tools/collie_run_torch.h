@@ -1,6 +1,6 @@
 /* collie_run_torch.h — the environment torchrun gives its ranks, so that a PyTorch program
  * started by collie-run finds its rendezvous with torch's default `env://` (header-only,
- * used by tools/collie-run.c): `dist.init_process_group("collie")` (or "gloo") with no
+ * used by tools/run_start.c): `dist.init_process_group("collie")` (or "gloo") with no
  * init_method works as under torchrun.
  *
  * Every rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (its collie rank and the

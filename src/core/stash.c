@@ -4,7 +4,7 @@
  * Persistent requests are matched by their initialization order, so ranks may start them
  * (and non-persistent calls between them) in different orders, and the chunks of several
  * calls interleave in one channel.  A request that finds another call's chunk at the head
- * of a channel it reads (executor.c) moves it here — header, meta line and payload, the
+ * of a channel it reads (executor_slow.c) moves it here — header, meta line and payload, the
  * data of a single-copy chunk read from the sender at once — and returns the slot, so
  * that no call waits behind another's chunk.  The owner takes its chunks from here first,
  * in arrival order, then from the channel.  One list per sending peer, per team.

@@ -373,20 +373,26 @@ static int failed(cm_call *c, int st) {
     return cm_error(c, st);
 }
 
+/* Prepares the call: PREP_COLLIE (c and k filled) when collie runs it; else it is settled
+ * here: PREP_PMPI (logged, its memory freed) or a negative status (the MPI error in *rc). */
+static int begin(cm_call *c, collie_call *k, const cm_xargs *a, int *rc) {
+    const char *why = NULL;
+    int st = prepare(c, k, a, &why);
+    if (st == PREP_PMPI) {
+        cm_extra_free(c->extra);
+        cm_log(c, "PMPI", why);
+    } else if (st < 0) {
+        *rc = failed(c, st);
+    }
+    return st;
+}
+
 bool cm_x_blocking(const cm_xargs *a, int *rc) {
     cm_call c;
     collie_call k;
-    const char *why = NULL;
-    int st = prepare(&c, &k, a, &why);
-    if (st == PREP_PMPI) {
-        cm_extra_free(c.extra);
-        cm_log(&c, "PMPI", why);
-        return false;
-    }
-    if (st < 0) {
-        *rc = failed(&c, st);
-        return true;
-    }
+    int st = begin(&c, &k, a, rc);
+    if (st != PREP_COLLIE)
+        return st != PREP_PMPI;
     st = c.extra ? cm_extra_pack(c.extra) : COLLIE_OK;
     if (!st)
         st = collie_api_blocking(c.team, &k);
@@ -405,17 +411,9 @@ bool cm_x_blocking(const cm_xargs *a, int *rc) {
 bool cm_x_request(const cm_xargs *a, bool persistent, MPI_Request *request, int *rc) {
     cm_call c;
     collie_call k;
-    const char *why = NULL;
-    int st = prepare(&c, &k, a, &why);
-    if (st == PREP_PMPI) {
-        cm_extra_free(c.extra);
-        cm_log(&c, "PMPI", why);
-        return false;
-    }
-    if (st < 0) {
-        *rc = failed(&c, st);
-        return true;
-    }
+    int st = begin(&c, &k, a, rc);
+    if (st != PREP_COLLIE)
+        return st != PREP_PMPI;
     collie_request_t *req = NULL;
     st = !persistent && c.extra ? cm_extra_pack(c.extra) : COLLIE_OK;
     if (!st)

@@ -6,38 +6,17 @@
  * CPU has.  Results are compared bitwise with an independent element-by-element reference
  * written here (float16 via the compiler's _Float16, bfloat16 by nearest-value search)
  * and with the scalar family.  Hand-checked cases pin the documented NaN/-0.0/rounding
- * rules, and user ops are checked for operand order, right-to-left association and
- * aliasing (2×2 matrix products mod 65521, subtraction).
+ * rules.  User-defined operations: test_reduce_user.c.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/base.h"
 #include "types/types.h"
 
-static int failures;
-
-static int check(int ok, const char *fmt, ...) {
-    if (ok || ++failures > 30)        /* the first few failures tell the story */
-        return ok;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return 0;
-}
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
+#include "check.h"
+#include "rng.h"
 
 /* ---- reference: integers, as 64-bit values normalised to the type's width ---------------- */
 static int is_signed_int(collie_dtype_t dt) { return dt >= COLLIE_INT8 && dt <= COLLIE_INT64; }
@@ -209,9 +188,9 @@ static void ref_element(int op, collie_dtype_t dt, const void *const *s, int n, 
 /* ---- random data with special values --------------------------------------------------- */
 static double random_double(void) {
     static const double pool[] = { 0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -3.0 };
-    if (rnd() % 100 < 30)
-        return pool[rnd() % 8];
-    return ((double)(rnd() >> 11) * 0x1p-53 - 0.5) * 8.0;
+    if (test_rnd() % 100 < 30)
+        return pool[test_rnd() % 8];
+    return ((double)(test_rnd() >> 11) * 0x1p-53 - 0.5) * 8.0;
 }
 
 /* A float32 (w = 4) or float64 (w = 8): 15% special values, else random_double(). */
@@ -228,22 +207,22 @@ static void fill_fp(void *p, size_t w) {
     };
     double d = random_double();
     float f = (float)d;
-    int special = rnd() % 100 < 15;
-    size_t k = rnd() % 12;
+    int special = test_rnd() % 100 < 15;
+    size_t k = test_rnd() % 12;
     memcpy(p, w == 8 ? (special ? (const void *)&special64[k] : &d)
                      : (special ? (const void *)&special32[k] : &f), w);
 }
 
 static void fill_int(void *p, size_t w, int sgn) {
-    uint64_t r = rnd(), v;
+    uint64_t r = test_rnd(), v;
     uint64_t top = 1ull << (8 * w - 1);
     switch (r % 10) {
     case 0: v = 0; break;
     case 1: v = sgn ? top : ~0ull; break;             /* MIN of signed / MAX of unsigned */
     case 2: v = sgn ? top - 1 : 0; break;             /* MAX of signed */
     case 3: v = ~0ull; break;                         /* -1 */
-    case 4: v = rnd() % 4; break;
-    default: v = rnd(); break;
+    case 4: v = test_rnd() % 4; break;
+    default: v = test_rnd(); break;
     }
     memcpy(p, &v, w);
 }
@@ -254,8 +233,8 @@ static void fill_element(collie_dtype_t dt, void *p) {
         fill_fp(p, w);
     } else if (dt == COLLIE_FLOAT16 || dt == COLLIE_BFLOAT16) {
         float f = (float)random_double();
-        uint16_t b = (uint16_t)rnd();
-        if (rnd() % 100 < 70)
+        uint16_t b = (uint16_t)test_rnd();
+        if (test_rnd() % 100 < 70)
             b = dt == COLLIE_FLOAT16 ? f16_narrow(f) : bf16_narrow(f);
         memcpy(p, &b, 2);
     } else if (dt >= COLLIE_FLOAT32_INT32) {
@@ -263,8 +242,8 @@ static void fill_element(collie_dtype_t dt, void *p) {
         if (dt != COLLIE_INT32_INT32)
             fill_fp(p, dt == COLLIE_FLOAT64_INT32 ? 8 : 4);
         else
-            *(int32_t *)p = (int32_t)(rnd() % 7) - 3;
-        int32_t idx = rnd() % 8 ? (int32_t)(rnd() % 5) : (int32_t)rnd();
+            *(int32_t *)p = (int32_t)(test_rnd() % 7) - 3;
+        int32_t idx = test_rnd() % 8 ? (int32_t)(test_rnd() % 5) : (int32_t)test_rnd();
         memcpy((char *)p + (dt == COLLIE_FLOAT64_INT32 ? 8 : 4), &idx, 4);
     } else {
         fill_int(p, w, is_signed_int(dt));
@@ -401,85 +380,6 @@ static void pinned_cases(const char *isa) {
     }
 }
 
-/* ---- user-defined operations ------------------------------------------------------------- */
-#define MOD 65521u
-static int user_aliased_calls;
-
-/* out = a · b for 2×2 matrices (4 × uint32, row-major) mod 65521; out may be a or b. */
-static void mat2_mul(const uint32_t *a, const uint32_t *b, uint32_t *out) {
-    uint32_t r[4];
-    for (int e = 0; e < 4; e++)
-        r[e] = (uint32_t)(((uint64_t)a[e & 2] * b[e & 1] +
-                           (uint64_t)a[(e & 2) + 1] * b[2 + (e & 1)]) % MOD);
-    memcpy(out, r, sizeof r);
-}
-
-/* inout = in · inout for every matrix in the elements. */
-static void matmul_fn(const void *in, void *inout, size_t count, collie_dtype_t dt, void *ctx) {
-    (void)ctx;
-    user_aliased_calls += in == inout;
-    uint32_t *b = inout;
-    for (size_t m = 0; m < count * collie_dtype_size(dt) / 16; m++)
-        mat2_mul((const uint32_t *)in + 4 * m, b + 4 * m, b + 4 * m);
-}
-
-static void sub_fn(const void *in, void *inout, size_t count, collie_dtype_t dt, void *ctx) {
-    (void)ctx, (void)dt;
-    const uint32_t *a = in;
-    uint32_t *b = inout;
-    for (size_t i = 0; i < count; i++)
-        b[i] = a[i] - b[i];
-}
-
-static void user_case(collie_op_t op, collie_dtype_t dt, int nsrc, size_t count, int alias_at,
-                      int is_matmul) {
-    size_t w = collie_dtype_size(dt), words = count * w / 4;
-    uint32_t *buf[MAX_SRC], *want = malloc(words * 4 + 4), *dbuf = malloc(words * 4 + 4);
-    for (int k = 0; k < nsrc; k++) {
-        buf[k] = malloc(words * 4 + 4);
-        for (size_t i = 0; i < words; i++)
-            buf[k][i] = (uint32_t)(rnd() % MOD);
-    }
-    /* references: subtraction right to left, s0 - (s1 - (…)); matrices left to right */
-    memcpy(want, buf[nsrc - 1], words * 4);
-    for (int k = nsrc - 2; k >= 0 && !is_matmul; k--)
-        for (size_t i = 0; i < words; i++)
-            want[i] = buf[k][i] - want[i];
-    if (is_matmul) {
-        memcpy(want, buf[0], words * 4);
-        for (size_t i = 0; i + 4 <= words; i += 4)
-            for (int k = 1; k < nsrc; k++)
-                mat2_mul(want + i, buf[k] + i, want + i);
-    }
-    void *dst = alias_at >= 0 ? (void *)buf[alias_at] : (void *)dbuf;
-    user_aliased_calls = 0;
-    collie_reduce_n(dst, (const void *const *)buf, nsrc, count, dt, op);
-    check(memcmp(dst, want, words * 4) == 0, "user op %s nsrc=%d count=%zu size=%zu alias=%d",
-          is_matmul ? "matmul" : "subtract", nsrc, count, w, alias_at);
-    check(user_aliased_calls == 0, "user fn called with in == inout");
-    for (int k = 0; k < nsrc; k++)
-        free(buf[k]);
-    free(want), free(dbuf);
-}
-
-static void user_ops(void) {
-    collie_op_t mat, sub;
-    check(collie_op_create(matmul_fn, NULL, 0, &mat) == COLLIE_OK, "create matmul op");
-    check(collie_op_create(sub_fn, NULL, 0, &sub) == COLLIE_OK, "create subtract op");
-    for (int nsrc = 1; nsrc <= 11; nsrc++) {
-        const int aliases[] = { -1, 0, nsrc - 1, nsrc / 2 };
-        for (size_t ci = 0; ci < NCOUNTS; ci++)
-            for (int a = 0; a < 4; a++)
-                user_case(mat, collie_dtype_bytes(16), nsrc, counts[ci], aliases[a], 1);
-        for (int a = 0; a < 4; a++) {
-            user_case(mat, collie_dtype_bytes(16 * 2500), nsrc, 3, aliases[a], 1);
-            user_case(sub, collie_dtype_bytes(4), nsrc, 5000, aliases[a], 0);
-        }
-    }
-    collie_op_free(mat);
-    collie_op_free(sub);
-}
-
 int main(void) {
     collie_log_level_ = -1;
     setenv("COLLIE_REDUCE_ISA", "scalar", 1);
@@ -500,7 +400,6 @@ int main(void) {
         pinned_cases(isas[i]);
         sweep_isa(isas[i]);
     }
-    user_ops();
     if (failures) {
         fprintf(stderr, "test_reduce: %d failure(s)\n", failures);
         return 1;

@@ -1,0 +1,91 @@
+/*
+ * executor_prepare.c — a request's executor state (executor.c runs it): chunk sizes (the
+ * slot's, or larger single-copy chunks), per-operation progress, the deadline of every PUT
+ * (the first later round that writes its source), and the reset before each start.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/executor_impl.h"
+
+#define DIRECT_CHUNK_TARGET (256u * 1024u)
+
+/* The buffer a reference really names (SEND is RECV when the call is in place). */
+static int canonical_buf(const collie_request_t *req, int buf) {
+    return buf == SBUF_SEND && req->args.in_place ? SBUF_RECV : buf;
+}
+
+static bool writes_over(const collie_request_t *req, const sched_op *w, sched_ref src, uint64_t bytes) {
+    if (w->kind != SCHED_REDUCE || !w->bytes)
+        return false;
+    if (canonical_buf(req, w->dst.buf) != canonical_buf(req, src.buf))
+        return false;
+    return w->dst.off < src.off + bytes && src.off < w->dst.off + w->bytes;
+}
+
+/* deadline[op] of a PUT: the first later round writing its source (nrounds if none). */
+static void compute_deadlines(collie_request_t *req) {
+    const collie_schedule *s = &req->sched;
+    for (uint32_t k = 0; k < s->nrounds; k++) {
+        const sched_round *rk = &s->rounds[k];
+        for (uint32_t i = rk->first_op; i < rk->first_op + rk->nops; i++) {
+            const sched_op *op = &s->ops[i];
+            req->deadline[i] = s->nrounds;
+            if (op->kind != SCHED_PUT || !op->bytes)
+                continue;
+            for (uint32_t j = k + 1; j < s->nrounds && req->deadline[i] == s->nrounds; j++)
+                for (uint32_t w = s->rounds[j].first_op; w < s->rounds[j].first_op + s->rounds[j].nops; w++)
+                    if (writes_over(req, &s->ops[w], s->srcs[op->src], op->bytes)) {
+                        req->deadline[i] = j;
+                        break;
+                    }
+        }
+    }
+}
+
+int collie_exec_prepare(collie_request_t *req) {
+    collie_team_t *team = req->team;
+    collie_transport *tp = team->tp;
+    size_t elem = req->args.elem_size ? req->args.elem_size : 1;
+    req->chunk_bytes = (tp->slot_bytes / elem) * elem;
+    if (req->chunk_bytes == 0)
+        return collie_fail(COLLIE_ERR_UNSUPPORTED,
+                           "elements of %zu bytes exceed the transport's slot of %u bytes "
+                           "(raise COLLIE_SHM_SLOT_BYTES)", elem, tp->slot_bytes);
+    req->direct_chunk_bytes = (DIRECT_CHUNK_TARGET / elem) * elem;
+    if (req->direct_chunk_bytes < req->chunk_bytes)
+        req->direct_chunk_bytes = req->chunk_bytes;
+    uint32_t nops = req->sched.nops ? req->sched.nops : 1;
+    req->progress = calloc(nops, sizeof *req->progress);
+    req->last_seq = calloc(nops, sizeof *req->last_seq);
+    req->deadline = calloc(nops, sizeof *req->deadline);
+    req->trailing = calloc(nops, sizeof *req->trailing);
+    req->staged = calloc(nops, sizeof *req->staged);
+    req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
+    req->nchunks = calloc(nops, sizeof *req->nchunks);
+    req->progress_cap = nops;
+    if (req->sched.tmp_bytes) {
+        req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
+        req->buf[SBUF_TMP] = req->tmp_alloc;
+    }
+    if (!req->progress || !req->last_seq || !req->busy || !req->nchunks || !req->deadline || !req->trailing || !req->staged ||
+        (req->sched.tmp_bytes && !req->tmp_alloc))
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
+                           collie_coll_name(req->args.coll));
+    compute_deadlines(req);
+    for (uint32_t i = 0; i < req->sched.nops; i++)
+        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+    return COLLIE_OK;
+}
+
+void collie_exec_restart(collie_request_t *req) {
+    req->round = 0;
+    req->ntrailing = 0;
+    for (uint32_t i = 0; req->nstaged && i < req->progress_cap; i++) {
+        free(req->staged[i]);
+        req->staged[i] = NULL;
+    }
+    req->nstaged = 0;
+    memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
+    req->blocked_peer = -1;
+}
