@@ -284,16 +284,18 @@ static int copy_from_root(collie_request_t *req) {
 
 /* bcast, root: every rank done with exactly this call must have done the same call (two
  * ranks that both believe they are the root meet only here).  A rank past it did a later
- * call, after this one's check. */
+ * call, after this one's check.  `done_call` holds a call's number and check in one word:
+ * read separately, a rank already marking its next call done (a bcast with another root)
+ * could pair this call's `done` with the next call's check (a false mismatch, seen in
+ * mp.bcast.P4). */
 static int check_done_calls(collie_request_t *req) {
     collie_board_entry *b = req->team->tp->board;
     uint64_t want = (uint64_t)req->call_seq + 1;
     for (int q = 0; q < req->args.size; q++) {
-        if (atomic_load_explicit(&b[q].done, memory_order_acquire) != want)
+        uint64_t call = atomic_load_explicit(&b[q].done_call, memory_order_acquire);
+        if ((uint32_t)(call >> 32) != (uint32_t)want)
             continue;
-        uint32_t check = b[q].done_check;
-        atomic_thread_fence(memory_order_acquire);
-        if (check != req->check && atomic_load_explicit(&b[q].done, memory_order_relaxed) == want)
+        if ((uint32_t)call != req->check)
             return direct_posted_other(req, q, "did");
     }
     return COLLIE_OK;

@@ -146,9 +146,10 @@ int direct_read(collie_request_t *req, int q, uint64_t addr, void *into, uint64_
 /* Posts this rank's `done` and wakes the ranks that may wait for it. */
 void direct_mark_done(collie_request_t *req) {
     collie_transport *tp = req->team->tp;
-    tp->board[req->args.rank].done_check = req->check;
-    atomic_store_explicit(&tp->board[req->args.rank].done, (uint64_t)req->call_seq + 1,
-                          memory_order_release);
+    uint64_t seq1 = (uint64_t)req->call_seq + 1;
+    atomic_store_explicit(&tp->board[req->args.rank].done_call,
+                          (uint64_t)(uint32_t)seq1 << 32 | req->check, memory_order_relaxed);
+    atomic_store_explicit(&tp->board[req->args.rank].done, seq1, memory_order_release);
     for (int q = 0; q < req->args.size; q++)
         if (q != req->args.rank)
             collie_wake_later(tp, q);

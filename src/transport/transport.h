@@ -112,9 +112,11 @@ typedef struct collie_board_entry {
     int32_t pid;
     uint64_t send_addr, recv_addr;
     collie_mem_ref send_ref, recv_ref;   /* fd < 0: not in registered memory */
-    uint32_t done_check;    /* the check of the call `done` was last set for */
     _Atomic int32_t failed; /* the status this rank's team failed with (0: none) */
-    char pad[2 * COLLIE_CACHELINE - 80];
+    /* the call `done` was last set for: (sequence + 1) << 32 | its check, one word, so a
+     * reader never pairs one call's `done` with the next call's check */
+    _Atomic uint64_t done_call;
+    char pad[2 * COLLIE_CACHELINE - 88];
     /* The last calls this rank started, at [seq % COLLIE_CALL_HISTORY] (written by
      * collie_start; read when a call stalls or posted something else: request.c). */
     collie_call_id history[COLLIE_CALL_HISTORY];
