@@ -13,21 +13,10 @@
  * Prints "passed: 0 failures".
  */
 #include <mpi.h>
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>   /* MPIX_*_init: Open MPI's persistent collectives (pcollreq) */
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define HAVE_PCOLL 1
-#define PINIT(name) MPIX_##name
-#elif MPI_VERSION >= 4
-#define HAVE_PCOLL 1
-#define PINIT(name) MPI_##name
-#else
-#define HAVE_PCOLL 0
-#endif
+#include "mpi_pcoll.h"
 
 #define N ((size_t)1 << 20)   /* doubles: 8 MiB */
 

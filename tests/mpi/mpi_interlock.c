@@ -25,25 +25,13 @@
  * the alltoall sends min(BYTES, 1 MiB) per peer).  Prints "passed: 0 failures".
  */
 #include <mpi.h>
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>   /* MPIX_*_init: Open MPI's persistent collectives (pcollreq) */
-#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_pcoll.h"
 #include "mpi_interlock.h"
-
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define HAVE_PCOLL 1
-#define PINIT(name) MPIX_##name
-#elif MPI_VERSION >= 4
-#define HAVE_PCOLL 1
-#define PINIT(name) MPI_##name
-#else
-#define HAVE_PCOLL 0
-#endif
 
 int rank, size, failures;
 

@@ -28,23 +28,12 @@
 #endif
 #include <dlfcn.h>
 #include <mpi.h>
-#if defined(OPEN_MPI)
-#include <mpi-ext.h>   /* MPIX_*_init: Open MPI's persistent collectives (pcollreq) */
-#endif
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define HAVE_PCOLL 1
-#define PINIT(name) MPIX_##name
-#elif MPI_VERSION >= 4
-#define HAVE_PCOLL 1
-#define PINIT(name) MPI_##name
-#else
-#define HAVE_PCOLL 0
-#endif
+#include "mpi_pcoll.h"
 
 enum { NREQ = 6, TAG = 11 };
 
