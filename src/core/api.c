@@ -112,7 +112,7 @@ static int blocking_once(collie_team_t *team, const call *c) {
     collie_request_t *req = NULL;
     int st = plan(team, c, false, &req);
     if (!st)
-        st = collie_start(req);
+        st = collie_start_owned(req);
     if (!st)
         st = collie_blocking_wait(req);
     collie_request_free(req);
@@ -136,7 +136,7 @@ static int blocking_owned(collie_team_t *team, call *c) {
         collie_request_free(team->cache[slot]);
         team->cache[slot] = req;
     }
-    st = collie_start(req);
+    st = collie_start_owned(req);
     return st ? st : collie_blocking_wait(req);
 }
 

@@ -155,6 +155,9 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
 int collie_progress_queue(collie_team_t *team, collie_request_t *req);
 /* COLLIE_ERR_ARG naming fn unless req is a live request of a live team (request.c). */
 int collie_request_check(const collie_request_t *req, const char *fn);
+/* collie_start without the handle checks and the team's ownership: for a request the
+ * caller planned itself, on a team it already entered (the blocking calls). */
+int collie_start_owned(collie_request_t *req);
 int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int coll,
                            const void *sendbuf, void *recvbuf, size_t count,
                            const collie_coll_v *v, collie_dtype_t dtype, collie_op_t op,

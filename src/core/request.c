@@ -166,7 +166,7 @@ int collie_request_check(const collie_request_t *req, const char *fn) {
     return COLLIE_OK;
 }
 
-static int start_owned(collie_request_t *req) {
+int collie_start_owned(collie_request_t *req) {
     collie_team_t *team = req->team;
     if (req->active)
         return collie_fail(COLLIE_ERR_ARG, "collie_start: the %s request is already active",
@@ -213,7 +213,7 @@ int collie_start(collie_request_t *req) {
     st = collie_team_enter(req->team, "collie_start");
     if (st)
         return st;
-    st = start_owned(req);
+    st = collie_start_owned(req);
     collie_team_leave(req->team);
     return st;
 }
