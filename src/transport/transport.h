@@ -149,7 +149,8 @@ typedef struct collie_cells {
     uint64_t slots_max;          /* calls of at most this many bytes whose buffers are not all
                                     mapped run their schedule through the slots (the
                                     channels) instead: the cells' steps cost more than they
-                                    save up to ~512 KiB (COLLIE_SHM_SLOTS_MAX, rank 0's) */
+                                    save up to 512 KiB at P = 2, 256 KiB from P = 3
+                                    (COLLIE_SHM_SLOTS_MAX, rank 0's) */
 } collie_cells;
 
 static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step) {
