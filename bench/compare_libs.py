@@ -125,6 +125,7 @@ class Library:
         return [("auto", [], {})] + forced
 
     barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
+    release_each = False    # timing: rank 0's release instead of the barrier (--timing release)
     fresh_data = False      # new input before every call (set by bench/compare per launch)
     check = False           # verify results against the exact expected values (--check)
 
@@ -136,6 +137,7 @@ class Library:
 
     def timing_args(self):
         return ["--barrier-each", "1" if self.barrier_each else "0"] + \
+            (["--release-each", "1"] if self.release_each else []) + \
             (["--fresh-data", "1"] if self.fresh_data else []) + \
             (["--check", "1"] if self.check else [])
 
@@ -167,6 +169,7 @@ class Collie(Library):
 
     def timing_args(self):
         return (["--barrier-each"] if self.barrier_each else []) + \
+            (["--release-each"] if self.release_each else []) + \
             (["--fresh-data"] if self.fresh_data else []) + (["--check"] if self.check else [])
 
     def configs(self, coll, with_forced):

@@ -12,6 +12,7 @@
  *                                      reduce_scatter_block|alltoall] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
  *                               [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]
+ *                               [--release-each 0|1]
  *
  * Sizes are per block, as in collie-bench: allgather sends `bytes` and receives P blocks
  * of `bytes`; reduce_scatter_block reduces P blocks and keeps one; alltoall sends and
@@ -25,7 +26,9 @@
  * barrier; otherwise the input is rank + g % 7, set once.  --check 1: after the timed calls
  * of a size, every rank checks the last call's result against the exact expected values,
  * computed here from the definition of the collective (expected()), and the run fails
- * (exit 1, the rank and index on stderr) on a mismatch.
+ * (exit 1, the rank and index on stderr) on a mismatch.  --release-each 1 (collie-bench
+ * --release-each; implies --barrier-each 1): instead of MPI_Barrier, rank 0 gathers a
+ * token from every rank and scatters the release (sync_each()).
  *
  * Built with -DCOLLIE_BENCH_ONECCL and bench/oneccl_glue.cpp, the same harness times
  * oneCCL's calls instead (MPI still launches, times and carries the barriers).
@@ -48,7 +51,7 @@ static const char *const coll_names[C_COUNT] = { "allreduce", "reduce", "bcast",
 
 typedef struct opts {
     int coll;
-    long min_bytes, max_bytes, factor, iters, barrier_each, fresh_data, check;
+    long min_bytes, max_bytes, factor, iters, barrier_each, fresh_data, check, release_each;
 } opts;
 
 static unsigned long calls;   /* --fresh-data: number of the next call */
@@ -72,7 +75,7 @@ static int find_coll(const char *name) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-    *o = (opts){ C_ALLREDUCE, 8, 1 << 20, 2, 0, 0, 0, 0 };
+    *o = (opts){ C_ALLREDUCE, 8, 1 << 20, 2, 0, 0, 0, 0, 0 };
     if ((argc - 1) % 2 != 0)
         return -1;   /* every option takes a value */
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -92,11 +95,14 @@ static int parse(int argc, char **argv, opts *o) {
             o->fresh_data = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--check"))
             o->check = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--release-each"))
+            o->release_each = atol(argv[i + 1]);
         else
             return -1;
     }
-    bool bools_ok = (o->fresh_data == 0 || o->fresh_data == 1) && (o->check == 0 || o->check == 1);
-    o->barrier_each = o->barrier_each || o->fresh_data;
+    bool bools_ok = (o->fresh_data == 0 || o->fresh_data == 1) && (o->check == 0 || o->check == 1) &&
+                    (o->release_each == 0 || o->release_each == 1);
+    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each;
     if (o->coll < 0)
         return -1;
     /* sizes in whole float64 elements; P blocks of the largest fit an int count */
@@ -198,6 +204,23 @@ static bool check_result(const opts *o, const double *in, const double *out, int
     return true;
 }
 
+/* The synchronisation before each timed call: MPI_Barrier, or with --release-each 1 rank 0's
+ * release (every rank reports to rank 0 by MPI_Gather, rank 0 releases them by
+ * MPI_Scatter): rank 0 leaves first and the others one hand-over later, whatever the order
+ * in which the library's barrier lets ranks go (the same in collie-bench --release-each). */
+static void sync_each(const opts *o) {
+    static int *all;
+    if (!o->release_each) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    if (!all && !(all = calloc((size_t)size_, sizeof *all)))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    int one = 1, back = 0;
+    MPI_Gather(&one, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatter(all, 1, MPI_INT, &back, 1, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
 /* Rank 0 times 5 calls (every rank makes them, so the calls match; with --barrier-each 1
  * each after a barrier) and picks an iteration count of about 100 ms, 10 … 10000;
  * everyone gets it by broadcast. */
@@ -209,7 +232,7 @@ static long decide_iters(const opts *o, double *in, double *out, int count) {
             if (o->fresh_data)
                 fresh_input(o, in, count);   /* counted: ~100 ms of wall time per size */
             if (o->barrier_each)
-                MPI_Barrier(MPI_COMM_WORLD);   /* part of each iteration's cost */
+                sync_each(o);   /* part of each iteration's cost */
             one_call(o, in, out, count);
         }
         double per = (MPI_Wtime() - t0) / 5;
@@ -237,7 +260,7 @@ static double time_each_after_barrier(const opts *o, double *in, double *out, in
     for (long i = 0; i < iters; i++) {
         if (o->fresh_data)
             fresh_input(o, in, count);
-        MPI_Barrier(MPI_COMM_WORLD);
+        sync_each(o);
         double t0 = MPI_Wtime();
         one_call(o, in, out, count);
         total += MPI_Wtime() - t0;
@@ -337,7 +360,7 @@ int main(int argc, char **argv) {
         in[g] = out[g] = reused_value(g, rank);
     if (rank == 0) {
         printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s\n", coll_names[o.coll],
-               size, o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
+               size, o.release_each ? " release-each" : o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
         print_library();
     }
     bool ok = true;

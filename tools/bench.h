@@ -50,6 +50,8 @@ void aux_allreduce(const bench *b, const void *in, void *out, size_t n, collie_d
 int agree_min(const bench *b, int v);
 int64_t aux_bcast0(const bench *b, int64_t v);
 void aux_barrier(const bench *b);
+/* The synchronisation before each timed call: the barrier, or rank 0's release. */
+void aux_sync_each(const bench *b);
 void set_auto_except_measured(const bench *b);
 const void *send_ptr(const bench *b);
 int run_once(const bench *b, collie_request_t *req, size_t count);

@@ -56,6 +56,31 @@ void aux_barrier(const bench *b) {
         agree_min(b, 0);
 }
 
+/* Rank 0 waits for every rank, then releases them: it leaves first, every other rank one
+ * hand-over later.  Through collectives other than the measured one (whose algorithm may
+ * be forced). */
+static void aux_release(const bench *b) {
+    int64_t one = 1, sum = 0, back = 0;
+    if (b->o.coll == COLL_GATHER || b->o.coll == COLL_SCATTER) {
+        must(b, collie_reduce(b->team, &one, &sum, 1, COLLIE_INT64, COLLIE_SUM, 0));
+        must(b, collie_bcast(b->team, &sum, 1, COLLIE_INT64, 0));
+        return;
+    }
+    int64_t *all = b->rank == 0 ? calloc((size_t)b->P, sizeof *all) : NULL;
+    if (b->rank == 0 && !all)
+        die_collie(b, COLLIE_ERR_NOMEM);
+    must(b, collie_gather(b->team, &one, all, 1, COLLIE_INT64, 0));
+    must(b, collie_scatter(b->team, all, &back, 1, COLLIE_INT64, 0));
+    free(all);
+}
+
+void aux_sync_each(const bench *b) {
+    if (b->o.release_each)
+        aux_release(b);
+    else
+        aux_barrier(b);
+}
+
 void set_auto_except_measured(const bench *b) {
     for (int c = 0; c < COLL_COUNT; c++)
         if (c != b->o.coll)

@@ -35,6 +35,8 @@ typedef struct bench_opts {
     bool in_place, check, per_rank, csv_append, collie_alloc, sync_start;
     bool barrier_each;            /* a barrier (not timed) before every timed call */
     bool fresh_data;              /* new input values before every call (implies barrier_each) */
+    bool release_each;            /* --release-each: rank 0 releases the ranks instead of the
+                                     barrier (implies barrier_each) */
     const char *csv;
 } bench_opts;
 
@@ -76,6 +78,11 @@ static inline void bench_usage(FILE *f) {
           "                    implies): programs pass new data each call, and reused\n"
           "                    unchanged buffers flatter some libraries; with --check, the\n"
           "                    last timed call's result is verified too\n"
+          "  --release-each    as --barrier-each, but instead of the barrier every rank\n"
+          "                    reports to rank 0, which then releases them (a gather and a\n"
+          "                    scatter of one value; a reduce and a bcast when the measured\n"
+          "                    call is gather or scatter): rank 0 leaves first, the others\n"
+          "                    one hand-over later, whatever the barrier algorithm\n"
           "  --version         print the version and exit (as the first argument)\n"
           "  --format F        collie (default) or osu: OSU's columns (# Size, Avg Latency(us))\n"
           "OSU micro-benchmark flags work too: -m [MIN:]MAX (--message-size), -i N\n"
@@ -190,6 +197,7 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
                : !strcmp(arg, "--collie-alloc") ? &o->collie_alloc
                : !strcmp(arg, "--barrier-each") ? &o->barrier_each
                : !strcmp(arg, "--fresh-data") ? &o->fresh_data
+               : !strcmp(arg, "--release-each") ? &o->release_each
                : !strcmp(arg, "--sync-start") ? &o->sync_start : NULL;
     if (flag)
         *flag = true;
@@ -216,6 +224,8 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
         return snprintf(err, n, "--fresh-data: barrier has no data"), PARSE_ERROR;
     if (o->fresh_data && o->sync_start)
         return snprintf(err, n, "--fresh-data and --sync-start cannot be combined"), PARSE_ERROR;
+    if (o->release_each && (o->sync_start || o->coll == COLL_BARRIER))
+        return snprintf(err, n, "--release-each: not with --sync-start or --coll barrier"), PARSE_ERROR;
     if (o->fresh_data && bench_max_exact(o->dtype) == 0)
         return snprintf(err, n, "--fresh-data: dtype %s is not supported",
                         collie_dtype_name(o->dtype)), PARSE_ERROR;
@@ -271,7 +281,7 @@ static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *e
             return snprintf(err, n, "invalid value '%s' for %s (expected %s)", val, name,
                             value_hint(name)), PARSE_ERROR;
     }
-    o->barrier_each = o->barrier_each || o->fresh_data;
+    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each;
     return bench_validate(o, err, n);
 }
 

@@ -19,7 +19,7 @@ void print_header(const bench *b) {
         printf(" root=%d", b->o.root);
     printf(" algo=%s mode=%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
            mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
-           b->o.barrier_each ? " barrier-each" : "", b->o.fresh_data ? " fresh-data" : "");
+           b->o.release_each ? " release-each" : b->o.barrier_each ? " barrier-each" : "", b->o.fresh_data ? " fresh-data" : "");
     if (!b->osu_format)
         printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }

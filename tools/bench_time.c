@@ -25,7 +25,7 @@ long decide_iters(bench *b, collie_request_t *req, size_t count) {
         if (b->o.fresh_data)
             fresh_input(b, count);   /* counted: ~100 ms of wall time per size */
         if (b->o.barrier_each)
-            aux_barrier(b);   /* part of each iteration's cost, so the ~100 ms holds */
+            aux_sync_each(b);   /* part of each iteration's cost, so the ~100 ms holds */
         must(b, run_once(b, req, count));
     }
     double per_call = (double)(collie_now_ns() - t0) / CALIBRATION_CALLS;
@@ -42,7 +42,7 @@ static uint64_t time_each_after_barrier(bench *b, collie_request_t *req, size_t 
     for (long i = 0; i < iters; i++) {
         if (b->o.fresh_data)
             fresh_input(b, count);
-        aux_barrier(b);
+        aux_sync_each(b);
         uint64_t t0 = collie_now_ns();
         must(b, run_once(b, req, count));
         total += collie_now_ns() - t0;

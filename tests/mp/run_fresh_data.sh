@@ -20,4 +20,15 @@ for args in "--coll allreduce" "--coll allreduce --in-place" "--coll reduce --ro
     [ "$rows" = 4 ] || { echo "want 4 rows, got $rows: $out"; exit 1; }
   done
 done
+# --release-each: rank 0's release instead of the barrier (a gather and a scatter; a reduce
+# and a bcast when gather itself is measured), results still checked.
+for args in "--coll bcast --root $root" "--coll gather"; do
+  echo "== P=$P $args --release-each"
+  # shellcheck disable=SC2086
+  out=$("$run" -n "$P" --timeout 120 "$bench" $args --mode blocking --release-each --fresh-data \
+          --check --min-bytes 8 --max-bytes 64K --step-factor 32 --iters 3 --warmup 1)
+  grep -q "release-each fresh-data" <<<"$out" || { echo "no release-each header: $out"; exit 1; }
+  rows=$(grep -c '^ *[0-9]' <<<"$out")
+  [ "$rows" = 3 ] || { echo "want 3 rows, got $rows: $out"; exit 1; }
+done
 echo "fresh-data runs checked at P=$P"
