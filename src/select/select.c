@@ -195,11 +195,19 @@ static const rule rules[] = {
     { COLL_ALLGATHER, 2, 8, 512 << 10, { "flat" } },
     { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
-    { COLL_REDUCE_SCATTER, 2, 8, 512 << 10, { "flat" } },
+    /* P = 5..8 (2026-11-25, collie-bench --algo flat / direct --barrier-each [--fresh-data],
+     * 128 KiB-2 MiB per block, malloc buffers, 2 rounds at the deciding sizes, 5-8 ranks on
+     * 2 cores): reduce_scatter direct took 0.70-1.09 (mostly 0.8-0.96) of flat's time from
+     * 256 KiB and 1.45-1.59 at 128 KiB; alltoall direct 0.95-1.31 (mostly 1.1-1.25) of flat's
+     * from 256 KiB, also with collie_alloc buffers (1.09-1.20 at P = 5, 8); allgather mixed
+     * (0.89-1.31), its P <= 4 rule kept */
+    { COLL_REDUCE_SCATTER, 2, 4, 512 << 10, { "flat" } },
+    { COLL_REDUCE_SCATTER, 5, 8, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },
-    { COLL_ALLTOALL, 2, 8, 512 << 10, { "flat" } },
-    { COLL_ALLTOALL, 2, 8, ALL_BYTES, { "direct", "flat" } },
+    { COLL_ALLTOALL, 2, 4, 512 << 10, { "flat" } },
+    { COLL_ALLTOALL, 2, 4, ALL_BYTES, { "direct", "flat" } },
+    { COLL_ALLTOALL, 5, 8, ALL_BYTES, { "flat" } },
     { COLL_ALLTOALL, 9, 1 << 30, 256, { "bruck", "flat" } },
     { COLL_GATHER, 9, 1 << 30, 16384, { "binomial", "linear" } },
     { COLL_SCATTER, 9, 1 << 30, 16384, { "binomial", "linear" } },
