@@ -223,8 +223,20 @@ static bool use_cells(const collie_request_t *req) {
  * up to ~512 KiB the cells' steps cost more than they save (docs/design.md).  Every
  * rank read the board before it starts (done), so none may post its next call before all
  * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
+/* bcast at P >= 5: through the slots it is the root writing P - 1 copies (flat's
+ * schedule), through the cells one copy in and P - 1 readers.  Measured (2026-11-25,
+ * P = 5 and 8, 64-256 KiB, reused and fresh data, 2 rounds): the cells took 0.4-0.75 of
+ * binary_tree's time at 256 KiB (P = 8 at 64-128 KiB too), where the slots took 0.9-1.0
+ * (P = 8, 256 KiB).  So from 5 ranks a bcast takes the slots only up to 32 KiB (reduce
+ * keeps them: there the cells lost at 64-128 KiB). */
+#define BCAST_MANY_RANKS 5
+#define BCAST_MANY_SLOTS_MAX (32u * 1024u)
+
 static bool use_slots(const collie_request_t *req) {
-    return req->args.bytes <= req->team->tp->cells->slots_max;
+    uint64_t max = req->team->tp->cells->slots_max;
+    if (req->args.coll == COLL_BCAST && req->args.size >= BCAST_MANY_RANKS && max > BCAST_MANY_SLOTS_MAX)
+        max = BCAST_MANY_SLOTS_MAX;
+    return req->args.bytes <= max;
 }
 
 /* The slots path: the schedule, then what WAIT_DONE waits for (the caller's). */

@@ -173,11 +173,13 @@ static const rule rules[] = {
      * others (issue 14: chain went through the kernel copy there) */
     { COLL_BCAST, 2, 2, 4096, { "chain", "binomial" } },
     { COLL_BCAST, 2, 2, ALL_BYTES, { "direct_copy", "cells", "chain", "binomial" } },
-    /* P = 3..8 from 512 KiB (2026-11-25, collie-bench --algo binary_tree / direct_copy / cells
-     * --barrier-each [--fresh-data], 256 KiB-1 MiB, 2 rounds): direct_copy took 0.4-0.9 of
-     * binary_tree's time at 512 KiB and 1 MiB (P = 3 1 MiB reused: 1.1-1.2); at 256 KiB no
-     * consistent winner at P = 3, 4 */
-    { COLL_BCAST, 3, 8, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
+    /* P = 3, 4 from 512 KiB (2026-11-25, collie-bench --algo binary_tree / direct_copy /
+     * cells --barrier-each [--fresh-data], 256 KiB-1 MiB, 2 rounds): direct_copy took 0.4-0.9
+     * of binary_tree's time at 512 KiB and 1 MiB (P = 3 1 MiB reused: 1.1-1.2); at 256 KiB no
+     * consistent winner.  P = 5..8 from 256 KiB (32-256 KiB, 2 rounds): direct_copy (through
+     * the cells, direct_access.c) 0.4-0.7 at 256 KiB, 0.6-1.4 at 64-128 KiB */
+    { COLL_BCAST, 3, 4, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
+    { COLL_BCAST, 5, 8, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, 1 << 20, { "direct_copy", "cells", "binary_tree", "scatter_allgather" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
