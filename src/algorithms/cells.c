@@ -245,6 +245,70 @@ static int copy_out(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
+/* ---- P = 2: the whole vector through the cells ----------------------------------------- */
+
+/* A reduce at P = 2 goes whole, as `flat` does: the non-root copies each whole chunk of
+ * its input into its cell, and the root reduces the chunk from both ranks' data in rank
+ * order (its own input and the peer's cell) straight into its output.  Against the
+ * reduce-scatter + gather above this saves the non-root's reduction, the copy of its
+ * reduced slice and that slice's crossing: 0.55-0.85 of the time from 512 KiB, reused and
+ * fresh (docs/design.md).  An allreduce gains nothing so (both ranks reduce everything):
+ * measured equal at 1 MiB, and 512 KiB moved no closer to the peers. */
+static bool whole_vector(const collie_request_t *req) {
+    return req->args.size == 2 && req->args.coll == COLL_REDUCE;
+}
+
+static bool sends_whole(const collie_request_t *req) { return req->args.rank != req->args.root; }
+
+static int copy_in_whole(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank;
+    step_view v = view_of(req, c, c->next_in);
+    int st = may_write(req, v.t);
+    if (st)
+        return st;
+    memcpy(collie_cell(cl, me, v.t), (const char *)req->buf[SBUF_SEND] + v.off, v.len);
+    *collie_cell_check(cl, me, v.t) = req->check;
+    publish(req, &cl->ctrl[me].in, v.t);
+    if (!gets_result(req))          /* a reduce non-root reads no one's cell */
+        publish(req, &cl->ctrl[me].freed, v.t);
+    c->next_in++;
+    return COLLIE_OK;
+}
+
+static int reduce_whole(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank, peer = 1 - me;
+    step_view v = view_of(req, c, c->next_red);
+    int st = all_at(req, v.t, false);
+    if (st)
+        return st;
+    c->srcs[me] = (const char *)req->buf[SBUF_SEND] + v.off;
+    c->srcs[peer] = collie_cell(cl, peer, v.t);
+    st = collie_reduce_n((char *)req->buf[SBUF_RECV] + v.off, c->srcs, 2, v.count, req->dtype, req->op);
+    if (st)
+        return st;
+    publish(req, &cl->ctrl[me].freed, v.t);
+    c->next_red++;
+    return COLLIE_OK;
+}
+
+/* In place, a rank reduces chunk k only after it copied chunk k of its input out. */
+static int move_whole(collie_request_t *req, cells_run *c) {
+    int st = COLLIE_TIMEOUT;
+    bool sends = sends_whole(req), gets = gets_result(req);
+    if (gets && c->next_red < c->nsteps && (!sends || c->next_red < c->next_in) &&
+        (st = reduce_whole(req, c)) != COLLIE_TIMEOUT)
+        return st;
+    if (sends && c->next_in < c->nsteps && (!gets || c->next_in < c->next_red + req->team->tp->cells->ncells))
+        st = copy_in_whole(req, c);
+    return st;
+}
+
+static bool whole_done(const collie_request_t *req, const cells_run *c) {
+    return gets_result(req) ? c->next_red == c->nsteps : c->next_in == c->nsteps;
+}
+
 /* One move of the stage that is furthest along and can go; COLLIE_TIMEOUT: none can. */
 static int move_reduction(collie_request_t *req, cells_run *c) {
     int st = COLLIE_TIMEOUT;
@@ -258,6 +322,8 @@ static int move_reduction(collie_request_t *req, cells_run *c) {
 }
 
 static bool reduction_done(const collie_request_t *req, const cells_run *c) {
+    if (whole_vector(req))
+        return whole_done(req, c);
     return gets_result(req) ? c->next_out == c->nsteps : c->next_red == c->nsteps;
 }
 
@@ -301,7 +367,7 @@ int cells_progress(collie_request_t *req, cells_run *c) {
         bool done = bcast ? c->next_out == c->nsteps : reduction_done(req, c);
         if (done)
             return COLLIE_OK;
-        int st = bcast ? move_bcast(req, c) : move_reduction(req, c);
+        int st = bcast ? move_bcast(req, c) : whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
         if (st != COLLIE_OK)
             return st;
     }

@@ -231,11 +231,17 @@ static bool use_cells(const collie_request_t *req) {
  * keeps them: there the cells lost at 64-128 KiB). */
 #define BCAST_MANY_RANKS 5
 #define BCAST_MANY_SLOTS_MAX (32u * 1024u)
+/* reduce at P = 2 through the cells goes whole (cells.c): 512 KiB with fresh data
+ * 32-34 us against the slots' 59-64, reused 34-36 against 41-44; at 256 KiB the slots
+ * still win with reused data (18 against 27 us). */
+#define REDUCE_PAIR_SLOTS_MAX (256u * 1024u)
 
 static bool use_slots(const collie_request_t *req) {
     uint64_t max = req->team->tp->cells->slots_max;
     if (req->args.coll == COLL_BCAST && req->args.size >= BCAST_MANY_RANKS && max > BCAST_MANY_SLOTS_MAX)
         max = BCAST_MANY_SLOTS_MAX;
+    if (req->args.coll == COLL_REDUCE && req->args.size == 2 && max > REDUCE_PAIR_SLOTS_MAX)
+        max = REDUCE_PAIR_SLOTS_MAX;
     return req->args.bytes <= max;
 }
 
