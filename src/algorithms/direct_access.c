@@ -218,11 +218,6 @@ static bool use_cells(const collie_request_t *req) {
     return false;
 }
 
-/* A call that would take the cells but is at most collie_cells.slots_max bytes runs the
- * algorithm's schedule (build()) through the slots instead, as a schedule algorithm does:
- * up to ~512 KiB the cells' steps cost more than they save (docs/design.md).  Every
- * rank read the board before it starts (done), so none may post its next call before all
- * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
 /* bcast at P >= 5: through the slots it is the root writing P - 1 copies (flat's
  * schedule), through the cells one copy in and P - 1 readers.  Measured (2026-11-25,
  * P = 5 and 8, 64-256 KiB, reused and fresh data, 2 rounds): the cells took 0.4-0.75 of
@@ -236,6 +231,12 @@ static bool use_cells(const collie_request_t *req) {
  * still win with reused data (18 against 27 us). */
 #define REDUCE_PAIR_SLOTS_MAX (256u * 1024u)
 
+/* A call that would take the cells but is at most collie_cells.slots_max bytes runs the
+ * algorithm's schedule (build()) through the slots instead, as a schedule algorithm does:
+ * up to ~512 KiB the cells' steps cost more than they save (docs/design.md); lower for
+ * bcast from 5 ranks and reduce at P = 2 (above), whatever COLLIE_SHM_SLOTS_MAX says.  Every
+ * rank read the board before it starts (done), so none may post its next call before all
+ * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
 static bool use_slots(const collie_request_t *req) {
     uint64_t max = req->team->tp->cells->slots_max;
     if (req->args.coll == COLL_BCAST && req->args.size >= BCAST_MANY_RANKS && max > BCAST_MANY_SLOTS_MAX)
