@@ -176,27 +176,40 @@ static int all_at(collie_request_t *req, uint64_t t, bool out) {
 
 /* ---- allreduce, reduce ------------------------------------------------------------------ */
 
+static bool gets_result(const collie_request_t *req) {
+    return req->args.coll == COLL_ALLREDUCE || req->args.rank == req->args.root;
+}
+
+/* A reduce at P = 2 goes whole through the cells (below, "the whole vector"). */
+static bool whole_vector(const collie_request_t *req) {
+    return req->args.size == 2 && req->args.coll == COLL_REDUCE;
+}
+
+static bool sends_whole(const collie_request_t *req) { return req->args.rank != req->args.root; }
+
+/* The chunk's slices of the other ranks (the whole chunk when the vector goes whole) from
+ * this rank's input into its cell. */
 static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
+    bool whole = whole_vector(req);
     step_view v = view_of(req, c, c->next_in);
     int st = may_write(req, v.t);
     if (st)
         return st;
-    uint64_t lo, n;
-    slice_of(req, &v, me, &lo, &n);
+    uint64_t lo = 0, n = 0;
+    if (!whole)
+        slice_of(req, &v, me, &lo, &n);
     char *cell = collie_cell(cl, me, v.t);
     const char *in = (const char *)req->buf[SBUF_SEND] + v.off;
     memcpy(cell, in, lo);
     memcpy(cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
     publish(req, &cl->ctrl[me].in, v.t);
+    if (whole && !gets_result(req))   /* a reduce non-root going whole reads no one's cell */
+        publish(req, &cl->ctrl[me].freed, v.t);
     c->next_in++;
     return COLLIE_OK;
-}
-
-static bool gets_result(const collie_request_t *req) {
-    return req->args.coll == COLL_ALLREDUCE || req->args.rank == req->args.root;
 }
 
 static int reduce_step(collie_request_t *req, cells_run *c) {
@@ -254,28 +267,6 @@ static int copy_out(collie_request_t *req, cells_run *c) {
  * reduced slice and that slice's crossing: 0.55-0.85 of the time from 512 KiB, reused and
  * fresh (docs/design.md).  An allreduce gains nothing so (both ranks reduce everything):
  * measured equal at 1 MiB, and 512 KiB moved no closer to the peers. */
-static bool whole_vector(const collie_request_t *req) {
-    return req->args.size == 2 && req->args.coll == COLL_REDUCE;
-}
-
-static bool sends_whole(const collie_request_t *req) { return req->args.rank != req->args.root; }
-
-static int copy_in_whole(collie_request_t *req, cells_run *c) {
-    collie_cells *cl = req->team->tp->cells;
-    int me = req->args.rank;
-    step_view v = view_of(req, c, c->next_in);
-    int st = may_write(req, v.t);
-    if (st)
-        return st;
-    memcpy(collie_cell(cl, me, v.t), (const char *)req->buf[SBUF_SEND] + v.off, v.len);
-    *collie_cell_check(cl, me, v.t) = req->check;
-    publish(req, &cl->ctrl[me].in, v.t);
-    if (!gets_result(req))          /* a reduce non-root reads no one's cell */
-        publish(req, &cl->ctrl[me].freed, v.t);
-    c->next_in++;
-    return COLLIE_OK;
-}
-
 static int reduce_whole(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank, peer = 1 - me;
@@ -301,7 +292,7 @@ static int move_whole(collie_request_t *req, cells_run *c) {
         (st = reduce_whole(req, c)) != COLLIE_TIMEOUT)
         return st;
     if (sends && c->next_in < c->nsteps && (!gets || c->next_in < c->next_red + req->team->tp->cells->ncells))
-        st = copy_in_whole(req, c);
+        st = copy_in(req, c);
     return st;
 }
 
