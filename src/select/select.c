@@ -154,6 +154,11 @@ static const rule rules[] = {
     { COLL_ALLREDUCE, 3, 8, ALL_BYTES, { "direct_segments", "cells", "ring", "binary_blocks" } },
     { COLL_ALLREDUCE, ANY_P, 1 << 20, { "binary_blocks", "rabenseifner" } },
     { COLL_ALLREDUCE, ANY_P, ALL_BYTES, { "ring", "binary_blocks" } },
+    /* P = 3..8 up to 4 KiB flat (2026-11-25, collie-bench --algo flat / binary_tree /
+     * binomial, 8 B-32 KiB, --barrier-each and --release-each, reused and fresh data, 2-3
+     * rounds): flat 0.5-0.9 of binary_tree's time at P = 4..8 in most points, equal at P = 3;
+     * on shared cores every rank of a tree level must be scheduled in turn, flat needs none */
+    { COLL_REDUCE, 3, 8, 4096, { "flat", "binomial" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
     /* direct_segments (declines without single copy), docs/performance.md: from 16 KiB at
      * P = 2, from 1 MiB at P = 3, from 256 KiB at P = 4..8 */
@@ -166,7 +171,15 @@ static const rule rules[] = {
     { COLL_REDUCE, ANY_P, 1 << 20, { "flat", "binomial" } },
     { COLL_REDUCE, 2, 4, ALL_BYTES, { "binomial", "flat" } },
     { COLL_REDUCE, ANY_P, ALL_BYTES, { "ring", "binomial" } },
-    { COLL_BCAST, 2, 4, 4096, { "binary_tree", "flat", "binomial" } },
+    /* P = 4..8 flat (2026-11-25, collie-bench --algo flat / binary_tree / binomial /
+     * direct_copy, 8 B-256 KiB, --barrier-each and --release-each, reused and fresh data,
+     * 2-3 rounds): up to 32 KiB flat took 0.1-0.8 of the trees' time (8 B at P = 8 after
+     * rank 0's release: 0.5-0.7 us against binary_tree's 4-7), only the root has to run;
+     * at 64 KiB flat or equal; at 128 KiB P = 4 equal, P = 5..8 mixed (binary_tree kept);
+     * at 256 KiB direct_copy won from 4 ranks.  P = 3: binary_tree is flat's schedule */
+    { COLL_BCAST, 4, 4, 128 << 10, { "flat", "binary_tree" } },
+    { COLL_BCAST, 5, 8, 64 << 10, { "flat", "binary_tree" } },
+    { COLL_BCAST, 2, 3, 4096, { "binary_tree", "flat", "binomial" } },
     { COLL_BCAST, ANY_P, 4096, { "binomial", "flat" } },
     /* direct_copy (declines without single copy), docs/performance.md: P = 2 from 8 KiB;
      * above 1 MiB (P = 2..8) it maps collie_alloc buffers and takes the copy cells for
@@ -178,7 +191,7 @@ static const rule rules[] = {
      * of binary_tree's time at 512 KiB and 1 MiB (P = 3 1 MiB reused: 1.1-1.2); at 256 KiB no
      * consistent winner.  P = 5..8 from 256 KiB (32-256 KiB, 2 rounds): direct_copy (through
      * the cells, direct_access.c) 0.4-0.7 at 256 KiB, 0.6-1.4 at 64-128 KiB */
-    { COLL_BCAST, 3, 4, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
+    { COLL_BCAST, 3, 3, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 5, 8, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, 1 << 20, { "direct_copy", "cells", "binary_tree", "scatter_allgather" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
