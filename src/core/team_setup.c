@@ -79,7 +79,7 @@ int collie_subteam_transport(collie_team_t *parent, const collie_subteam_spec *s
          * machine, so no new measurement (1-2 ms) and the same choice on every team. */
         uint64_t kmin = parent->tp->cells ? parent->tp->cells->kernel_min : 0;
         collie_shm_config cfg = { spec->my, spec->n, spec->name, agree_step, &s, spec->pids,
-                                  kmin };
+                                  kmin, false };
         st = collie_shm_create_with(&cfg, tp);
         if (st)
             *tp = NULL;

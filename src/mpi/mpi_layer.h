@@ -214,7 +214,7 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why);
 /* The team of comm; NULL with *why when collie cannot serve the communicator. */
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* A shm transport over comm, whose ranks share a node (collective). */
-int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why);
+int cm_shm_transport(MPI_Comm comm, bool part_of_nodes, collie_transport **tp, const char **why);
 /* A transport over all of comm (collective): shm on one node, else shm+mpi. */
 int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why);
 /* Makes sub-teams of a team over a communicator (mpi_split.c): PMPI_Comm_split/dup, then

@@ -171,8 +171,9 @@ static int node_split(MPI_Comm comm, MPI_Comm *node) {
     return PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node);
 }
 
-/* The shm transport of comm, whose ranks share a node (collective). */
-int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
+/* The shm transport of comm, whose ranks share a node (collective); part_of_nodes: comm is
+ * one node of a team that spans several, whose nodes must use one slot geometry. */
+int cm_shm_transport(MPI_Comm comm, bool part_of_nodes, collie_transport **tp, const char **why) {
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
@@ -184,7 +185,7 @@ int cm_shm_transport(MPI_Comm comm, collie_transport **tp, const char **why) {
         snprintf(job, sizeof job, "mpi-%d-%u-%llx", (int)getpid(), segments_made++,
                  (unsigned long long)(collie_now_ns() & 0xffffffffffull));
     PMPI_Bcast(job, (int)sizeof job, MPI_CHAR, 0, comm);
-    collie_shm_config cfg = { rank, size, job, agree_min, &comm, NULL, 0 };
+    collie_shm_config cfg = { rank, size, job, agree_min, &comm, NULL, 0, part_of_nodes };
     int st = collie_shm_create_with(&cfg, tp);
     if (st)
         *why = "the shared-memory transport failed (see COLLIE_LOG=error)";
@@ -217,7 +218,7 @@ int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
         return COLLIE_ERR_TRANSPORT;
     }
     if (node == MPI_COMM_NULL)
-        return cm_shm_transport(comm, tp, why);
+        return cm_shm_transport(comm, false, tp, why);
     int st = cm_mixed_transport_create(comm, node, tp);
     PMPI_Comm_free(&node);
     if (st)

@@ -175,7 +175,7 @@ static int build(collie_transport *tp, MPI_Comm comm, MPI_Comm node) {
     mixed_impl *im = mixed_of(tp);
     const char *why = NULL;
     int st = map_local(comm, node, tp->size, im->local_of);
-    int st2 = cm_shm_transport(node, &im->shm, &why);   /* collective over the node */
+    int st2 = cm_shm_transport(node, true, &im->shm, &why);   /* collective over the node */
     st = st ? st : st2;
     int all = st;
     PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm);

@@ -260,14 +260,37 @@ static int agree(const collie_shm_config *cfg, int st, const char *step) {
     return all ? st : COLLIE_OK;
 }
 
+/* The default slot geometry (rank 0 decides; the others read it from the header).  When
+ * every rank has a core and the team is small: 32 slots of 8 KiB per channel (256 KiB).
+ * Measured at P = 2 (2026-11-25, collie-bench 1 KiB-256 KiB, --barrier-each,
+ * --release-each and back-to-back, 3 rounds; docs/performance.md): against 8 slots of
+ * 16 KiB, allreduce 16 KiB 0.72-0.77 of the time, 1-4 KiB 0.85-0.9, reduce 64 KiB 0.73,
+ * bcast, allgather, alltoall 16 KiB 0.7-0.75; equal from 256 KiB.  The number of slots
+ * made the difference (8 of 8 KiB was no faster than 8 of 16 KiB).  With more ranks than
+ * cores (P = 4, 8) it was mixed, so there, and for the shm+mpi transport (whose nodes must
+ * all use one geometry), 8 slots of 16 KiB (4 KiB above 64 ranks). */
+#define ADAPTIVE_SLOTS_MAX_RANKS 16
+static void default_geometry(const collie_shm_config *cfg, int64_t *slots, int64_t *bytes) {
+    if (!cfg->fixed_geometry && cfg->size <= ADAPTIVE_SLOTS_MAX_RANKS &&
+        cfg->size <= collie_shm_count_cpus()) {
+        *slots = 32;
+        *bytes = 8192;
+        return;
+    }
+    *slots = 8;
+    *bytes = cfg->size > 64 ? 4096 : 16384;
+}
+
 /* Rank 0 creates the segment; the others open it (after rank 0, under a bootstrap). */
 static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, uint64_t deadline) {
     shm_impl *im = tp->impl;
     int st = COLLIE_OK;
-    if (cfg->rank == 0)
-        st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", 8),
-                            collie_env_int("COLLIE_SHM_SLOT_BYTES", cfg->size > 64 ? 4096 : 16384),
-                            cfg->kernel_min);
+    if (cfg->rank == 0) {
+        int64_t slots, bytes;
+        default_geometry(cfg, &slots, &bytes);
+        st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", slots),
+                            collie_env_int("COLLIE_SHM_SLOT_BYTES", bytes), cfg->kernel_min);
+    }
     st = agree(cfg, st, "create the shared memory");
     if (st)
         return st;

@@ -305,6 +305,9 @@ typedef struct collie_shm_config {
                               rank that dies before it attaches (sub-teams) */
     uint64_t kernel_min;   /* the copy cells' kernel-copy threshold (a sub-team takes its
                               parent's); 0: rank 0 measures it */
+    bool fixed_geometry;   /* the slot geometry must match other nodes' (shm+mpi): the
+                              environment's or the fixed default, not one chosen for this
+                              node's cores */
 } collie_shm_config;
 int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out);
 /* P virtual ranks in one process, all channels in ordinary memory; tps[r] is rank r's view.
