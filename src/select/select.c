@@ -179,12 +179,16 @@ static const rule rules[] = {
      * at 256 KiB direct_copy won from 4 ranks.  P = 3: binary_tree is flat's schedule */
     { COLL_BCAST, 4, 4, 128 << 10, { "flat", "binary_tree" } },
     { COLL_BCAST, 5, 8, 64 << 10, { "flat", "binary_tree" } },
-    { COLL_BCAST, 2, 3, 4096, { "binary_tree", "flat", "binomial" } },
+    { COLL_BCAST, 3, 3, 4096, { "binary_tree", "flat", "binomial" } },
+    /* P = 2 up to 64 KiB the message (binary_tree: one PUT; 2026-11-25 after the slot
+     * geometry change, collie-bench --algo binary_tree / direct_copy / chain, 2-128 KiB,
+     * --barrier-each and --release-each, reused and fresh, 3 rounds): direct_copy, whose
+     * malloc'd calls up to COLLIE_SHM_SLOTS_MAX run the same PUT after the board's
+     * synchronisation, took 0.05-0.2 us longer up to 64 KiB (collie_alloc buffers too),
+     * equal at 128 KiB; above, direct_copy maps collie_alloc buffers and takes the copy
+     * cells for others (issue 14: chain went through the kernel copy there) */
+    { COLL_BCAST, 2, 2, 64 << 10, { "binary_tree", "flat", "binomial" } },
     { COLL_BCAST, ANY_P, 4096, { "binomial", "flat" } },
-    /* direct_copy (declines without single copy), docs/performance.md: P = 2 from 8 KiB;
-     * above 1 MiB (P = 2..8) it maps collie_alloc buffers and takes the copy cells for
-     * others (issue 14: chain went through the kernel copy there) */
-    { COLL_BCAST, 2, 2, 4096, { "chain", "binomial" } },
     { COLL_BCAST, 2, 2, ALL_BYTES, { "direct_copy", "cells", "chain", "binomial" } },
     /* P = 3, 4 from 512 KiB (2026-11-25, collie-bench --algo binary_tree / direct_copy /
      * cells --barrier-each [--fresh-data], 256 KiB-1 MiB, 2 rounds): direct_copy took 0.4-0.9
