@@ -1,7 +1,9 @@
 /* base.c — status strings, thread-local error messages, logging, environment, clock. */
 #include "base/base.h"
+#include "base/size_suffix.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,7 @@ void collie_log(int level, const char *fmt, ...) {
         fprintf(stderr, "collie %s: %s\n", names[level], msg);
 }
 
+/* Sizes may end in K, M or G (KiB, MiB, GiB), as collie_env_check (env.c) accepts them. */
 long long collie_env_int(const char *name, long long def) {
     const char *v = getenv(name);
     if (!v || !*v)
@@ -82,11 +85,13 @@ long long collie_env_int(const char *name, long long def) {
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno || *end) {
-        collie_log(COLLIE_LOG_ERROR, "ignoring %s=\"%.64s\": not a whole number", name, v);
+    long long scale = end == v ? 0 : collie_size_suffix_scale(end);
+    if (errno || scale == 0 || x > LLONG_MAX / scale || x < LLONG_MIN / scale) {
+        collie_log(COLLIE_LOG_ERROR, "ignoring %s=\"%.64s\": not a whole number (sizes may end "
+                   "in K, M or G)", name, v);
         return def;
     }
-    return x;
+    return x * scale;
 }
 
 const char *collie_env_str(const char *name, const char *def) {
