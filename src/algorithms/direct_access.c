@@ -12,7 +12,8 @@
  *   is done (its own output is complete and no one reads its input any more).
  *   bcast: a non-root waits only for the root's post, copies the root's buffer into its
  *   own and marks itself done; the root waits until every rank is done.
- * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores), at any size.
+ * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores), at any size
+ *   (but a bcast at P = 2 from 2 MiB takes the cells: MAPPED_BCAST_PAIR_CELLS_MIN).
  *   When a buffer the call reads or writes is not (it is malloc'd), the call goes through
  *   the copy cells (cells.c) instead, unless rank 0's start-up measurement found the kernel
  *   copy faster at this size (collie_cells.kernel_min, shm_cells.c): then such buffers are
@@ -201,6 +202,16 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
     return COLLIE_OK;
 }
 
+/* A bcast at P = 2 from this size goes through the cells even when the root's buffer is
+ * mapped (collie_alloc): measured 2026-11-25 (collie-bench --coll bcast --collie-alloc
+ * --algo direct_copy / cells, 512 KiB-8 MiB, reused and fresh, 3 rounds), the cells took
+ * 0.76-0.89 of the mapped copy's time at 2 MiB, 0.84-0.98 at 4 MiB, 0.95-0.97 at 8 MiB:
+ * the root's copy-in and the reader's copy-out run in parallel on both cores, in cache,
+ * where one 2 MiB memcpy out of the root's buffer leaves the root's core idle.  Up to
+ * 1 MiB the mapped copy won (512 KiB reused: 12 against 34 us), and from P = 3 it won or
+ * tied at every size (P = 3 8 MiB: 563-808 against 1170-1333 us). */
+#define MAPPED_BCAST_PAIR_CELLS_MIN (2u << 20)
+
 /* Is this call to go through the copy cells?  (See the top of the file.) */
 static bool use_cells(const collie_request_t *req) {
     const collie_transport *tp = req->team->tp;
@@ -209,7 +220,8 @@ static bool use_cells(const collie_request_t *req) {
         return false;
     const collie_board_entry *b = tp->board;
     if (a->coll == COLL_BCAST)
-        return b[a->root].send_ref.fd < 0;
+        return b[a->root].send_ref.fd < 0 ||
+               (a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN);
     if (a->coll == COLL_REDUCE && b[a->root].recv_ref.fd < 0)
         return true;
     for (int q = 0; q < a->size; q++)
