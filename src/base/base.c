@@ -2,8 +2,6 @@
 #include "base/base.h"
 #include "base/size_suffix.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,16 +80,13 @@ long long collie_env_int(const char *name, long long def) {
     const char *v = getenv(name);
     if (!v || !*v)
         return def;
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    long long scale = end == v ? 0 : collie_size_suffix_scale(end);
-    if (errno || scale == 0 || x > LLONG_MAX / scale || x < LLONG_MIN / scale) {
+    long long x = 0;
+    if (collie_parse_size(v, &x) != COLLIE_SIZE_OK) {
         collie_log(COLLIE_LOG_ERROR, "ignoring %s=\"%.64s\": not a whole number (sizes may end "
                    "in K, M or G)", name, v);
         return def;
     }
-    return x * scale;
+    return x;
 }
 
 const char *collie_env_str(const char *name, const char *def) {

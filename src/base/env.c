@@ -5,7 +5,6 @@
  * COLLIE_LOG must name a level, and a COLLIE_* name that collie does not know is warned
  * about with the nearest known name (a typo would otherwise be ignored silently).
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,18 +66,12 @@ static const env_var *find_known(const char *name, size_t len) {
 
 int collie_env_parse(const char *name, const char *text, long long min, long long max,
                      long long *out) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(text, &end, 10);
-    long long scale = end == text ? 0 : collie_size_suffix_scale(end);
-    if (scale == 0 || errno == ERANGE)
+    long long x = 0;
+    int parsed = collie_parse_size(text, &x);
+    if (parsed == COLLIE_SIZE_NOT_A_NUMBER)
         return collie_fail(COLLIE_ERR_ARG, "%s=\"%.64s\" is not a whole number (sizes may end "
                            "in K, M or G)", name, text);
-    if (x > LLONG_MAX / scale || x < LLONG_MIN / scale)
-        return collie_fail(COLLIE_ERR_ARG, "%s=%.64s is out of range (%lld .. %lld)", name,
-                           text, min, max);
-    x *= scale;
-    if (x < min || x > max)
+    if (parsed == COLLIE_SIZE_TOO_LARGE || x < min || x > max)
         return collie_fail(COLLIE_ERR_ARG, "%s=%.64s is out of range (%lld .. %lld)", name,
                            text, min, max);
     *out = x;
