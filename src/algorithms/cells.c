@@ -185,8 +185,6 @@ static bool whole_vector(const collie_request_t *req) {
     return req->args.size == 2 && req->args.coll == COLL_REDUCE;
 }
 
-static bool sends_whole(const collie_request_t *req) { return req->args.rank != req->args.root; }
-
 /* The chunk's slices of the other ranks (the whole chunk when the vector goes whole) from
  * this rank's input into its cell. */
 static int copy_in(collie_request_t *req, cells_run *c) {
@@ -206,7 +204,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     memcpy(cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
     publish(req, &cl->ctrl[me].in, v.t);
-    if (whole && !gets_result(req))   /* a reduce non-root going whole reads no one's cell */
+    if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
         publish(req, &cl->ctrl[me].freed, v.t);
     c->next_in++;
     return COLLIE_OK;
@@ -284,16 +282,11 @@ static int reduce_whole(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
-/* In place, a rank reduces chunk k only after it copied chunk k of its input out. */
+/* The root reduces, the other rank copies in; no rank does both. */
 static int move_whole(collie_request_t *req, cells_run *c) {
-    int st = COLLIE_TIMEOUT;
-    bool sends = sends_whole(req), gets = gets_result(req);
-    if (gets && c->next_red < c->nsteps && (!sends || c->next_red < c->next_in) &&
-        (st = reduce_whole(req, c)) != COLLIE_TIMEOUT)
-        return st;
-    if (sends && c->next_in < c->nsteps && (!gets || c->next_in < c->next_red + req->team->tp->cells->ncells))
-        st = copy_in(req, c);
-    return st;
+    if (gets_result(req))
+        return c->next_red < c->nsteps ? reduce_whole(req, c) : COLLIE_TIMEOUT;
+    return c->next_in < c->nsteps ? copy_in(req, c) : COLLIE_TIMEOUT;
 }
 
 static bool whole_done(const collie_request_t *req, const cells_run *c) {
