@@ -10,8 +10,17 @@
  *   kernel:  private buffers; the peer's half is read with process_vm_readv into 64 KiB
  *            of scratch and the result written with process_vm_writev (malloc buffers);
  *   pull:    mapped, but each process sums its half into its own output only and then
- *            copies the other half from the peer's output (reduce-scatter + allgather).
- * Prints the best and the mean time per call, after checking the result.
+ *            copies the other half from the peer's output (reduce-scatter + allgather);
+ *   staged:  private buffers (malloc's case without kernel help) and a shared staging
+ *            area per process: each copies the peer's half of its input into its staging
+ *            area, sums its own half (own input + the peer's staging) into its output and
+ *            into its staging area, then copies the peer's result half out of the peer's
+ *            staging area: three user-space copies of n/2, in steps of STEP bytes with a
+ *            flag per stage and step (STEP = the whole vector: one step, two barriers).
+ * With FRESH = 1 every input is rewritten before every call (untimed), as a real program
+ * does.  Prints the best and the mean time per call, after checking the result.
+ *
+ *   build/bench/allreduce_floor [BYTES] [ITERS] [FRESH] [STEP]   (STEP for staged only)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,15 +37,21 @@
 
 #define BLOCK 8192      /* doubles per kernel-copy block (64 KiB) */
 
-enum mode { MAPPED, KERNEL, PULL };
+enum mode { MAPPED, KERNEL, PULL, STAGED };
 
 typedef struct shared_line {
     _Atomic long arrived[2];
+    char pad[64 - 2 * sizeof(long)];
+    _Atomic long stage_in[2] __attribute__((aligned(64)));    /* steps copied in, per process */
+    _Atomic long stage_out[2] __attribute__((aligned(64)));   /* steps reduced */
 } shared_line;
 
 typedef struct setup {
     double *in[2], *out[2];
+    double *stage[2];       /* staged: the shared staging areas */
     size_t n, lo, hi;       /* elements; this process's half [lo, hi) */
+    size_t step;            /* staged: elements per step */
+    long calls;             /* staged: steps taken before this call */
     int me;
     pid_t peer;
     shared_line *line;
@@ -97,14 +112,80 @@ static void call_pull(setup *s) {
     barrier(s);
 }
 
-static void run(enum mode m, size_t bytes, int iters) {
+static void wait_at(_Atomic long *word, long v) {
+    while (atomic_load_explicit(word, memory_order_acquire) < v)
+        __builtin_ia32_pause();
+}
+
+/* One step [b, e) of the vector: slices [b, mid) of process 0, [mid, e) of process 1. */
+static void staged_in(setup *s, size_t b, size_t e, long t) {
+    size_t mid = b + (e - b) / 2;
+    size_t plo = s->me ? b : mid, phi = s->me ? mid : e;   /* the peer's slice */
+    memcpy(s->stage[s->me] + plo, s->in[s->me] + plo, (phi - plo) * sizeof(double));
+    atomic_store_explicit(&s->line->stage_in[s->me], t, memory_order_release);
+}
+
+static void staged_reduce(setup *s, size_t b, size_t e, long t) {
+    size_t mid = b + (e - b) / 2;
+    size_t lo = s->me ? mid : b, hi = s->me ? e : mid;
+    const double *mine = s->in[s->me], *theirs = s->stage[1 - s->me];
+    double *out = s->out[s->me], *st = s->stage[s->me];
+    wait_at(&s->line->stage_in[1 - s->me], t);
+    for (size_t i = lo; i < hi; i++) {
+        double v = mine[i] + theirs[i];
+        out[i] = v;
+        st[i] = v;
+    }
+    atomic_store_explicit(&s->line->stage_out[s->me], t, memory_order_release);
+}
+
+static void staged_out(setup *s, size_t b, size_t e, long t) {
+    size_t mid = b + (e - b) / 2;
+    size_t plo = s->me ? b : mid, phi = s->me ? mid : e;
+    wait_at(&s->line->stage_out[1 - s->me], t);
+    memcpy(s->out[s->me] + plo, s->stage[1 - s->me] + plo, (phi - plo) * sizeof(double));
+}
+
+/* Pipelined as collie's cells are: copy-in of step k + 1 before the reduction of step k. */
+static void call_staged(setup *s) {
+    size_t nsteps = (s->n + s->step - 1) / s->step;
+    long base = s->calls;
+    for (size_t k = 0; k <= nsteps + 1; k++) {
+        if (k < nsteps)
+            staged_in(s, k * s->step, k * s->step + s->step < s->n ? k * s->step + s->step : s->n, base + (long)k + 1);
+        if (k >= 1 && k - 1 < nsteps) {
+            size_t j = k - 1;
+            staged_reduce(s, j * s->step, j * s->step + s->step < s->n ? j * s->step + s->step : s->n, base + (long)j + 1);
+        }
+        if (k >= 2) {
+            size_t j = k - 2;
+            staged_out(s, j * s->step, j * s->step + s->step < s->n ? j * s->step + s->step : s->n, base + (long)j + 1);
+        }
+    }
+    s->calls += (long)nsteps;
+    barrier(s);   /* the staging areas are free again */
+}
+
+static void fill_inputs(setup *s, int it) {
+    double *in = s->in[s->me];
+    double f = s->me ? 2.0 : 1.0;
+    for (size_t i = 0; i < s->n; i++)
+        in[i] = f * (double)(i + (size_t)it);
+}
+
+static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_bytes) {
     size_t n = bytes / sizeof(double);
-    int flags = (m == KERNEL ? MAP_PRIVATE : MAP_SHARED) | MAP_ANONYMOUS;
+    int flags = (m == KERNEL || m == STAGED ? MAP_PRIVATE : MAP_SHARED) | MAP_ANONYMOUS;
     double *mem = mmap(NULL, 4 * n * sizeof(double), PROT_READ | PROT_WRITE, flags, -1, 0);
     shared_line *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED || line == MAP_FAILED)
         die("mmap");
-    setup s = { { mem, mem + n }, { mem + 2 * n, mem + 3 * n }, n, 0, 0, 0, 0, line, 0, { 0 } };
+    double *stage = mmap(NULL, 2 * n * sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (stage == MAP_FAILED)
+        die("mmap");
+    size_t step = step_bytes / sizeof(double) / 16 * 16;
+    setup s = { { mem, mem + n }, { mem + 2 * n, mem + 3 * n }, { stage, stage + n }, n, 0, 0,
+                step ? step : n, 0, 0, 0, line, 0, { 0 } };
     for (size_t i = 0; i < n; i++) {
         s.in[0][i] = (double)i;
         s.in[1][i] = 2.0 * (double)i;
@@ -120,15 +201,22 @@ static void run(enum mode m, size_t bytes, int iters) {
     s.lo = s.me ? n / 2 : 0;
     s.hi = s.me ? n : n / 2;
     double best = 1e30, sum = 0;
+    int last = 0;
     for (int it = 0; it < iters + 5; it++) {
+        if (fresh) {
+            fill_inputs(&s, it);
+            last = it;
+        }
         barrier(&s);
         double t0 = now_s();
         if (m == MAPPED)
             call_mapped(&s);
         else if (m == KERNEL)
             call_kernel(&s);
-        else
+        else if (m == PULL)
             call_pull(&s);
+        else
+            call_staged(&s);
         double t = now_s() - t0;
         if (it >= 5) {
             sum += t;
@@ -137,29 +225,34 @@ static void run(enum mode m, size_t bytes, int iters) {
     }
     double *out = s.out[s.me];
     for (size_t i = 0; i < n; i += n / 7 + 1)
-        if (out[i] != 3.0 * (double)i) {
+        if (out[i] != 3.0 * (double)(i + (size_t)last)) {
             fprintf(stderr, "allreduce_floor: wrong result at %zu in process %d\n", i, s.me);
             _exit(1);
         }
     if (s.me)
         _exit(0);
     waitpid(child, NULL, 0);
-    static const char *names[] = { "mapped", "kernel", "pull" };
-    printf("%-7s %10zu B  best %9.1f us  mean %9.1f us\n", names[m], bytes, best * 1e6,
+    static const char *names[] = { "mapped", "kernel", "pull", "staged" };
+    printf("%-7s %10zu B %s step %8zu B  best %9.1f us  mean %9.1f us\n", names[m], bytes,
+           fresh ? "fresh " : "reused", m == STAGED ? s.step * sizeof(double) : bytes, best * 1e6,
            sum / iters * 1e6);
     munmap(mem, 4 * n * sizeof(double));
     munmap(line, 4096);
+    munmap(stage, 2 * n * sizeof(double));
 }
 
 int main(int argc, char **argv) {
     size_t bytes = argc > 1 ? (size_t)atol(argv[1]) : (size_t)8 << 20;
     int iters = argc > 2 ? atoi(argv[2]) : 200;
-    if (bytes < 16 || bytes % 16 || iters < 1) {
-        fprintf(stderr, "usage: allreduce_floor [BYTES (multiple of 16)] [ITERS >= 1]\n");
+    int fresh = argc > 3 ? atoi(argv[3]) : 0;
+    size_t step = argc > 4 ? (size_t)atol(argv[4]) : bytes;
+    if (bytes < 16 || bytes % 16 || iters < 1 || step < 128) {
+        fprintf(stderr, "usage: allreduce_floor [BYTES (multiple of 16)] [ITERS >= 1] [FRESH 0|1] [STEP >= 128]\n");
         return 2;
     }
-    run(MAPPED, bytes, iters);
-    run(KERNEL, bytes, iters);
-    run(PULL, bytes, iters);
+    run(MAPPED, bytes, iters, fresh, step);
+    run(KERNEL, bytes, iters, fresh, step);
+    run(PULL, bytes, iters, fresh, step);
+    run(STAGED, bytes, iters, fresh, step);
     return 0;
 }

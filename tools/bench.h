@@ -59,6 +59,8 @@ void run_loop(const bench *b, collie_request_t *req, size_t count, long n);
 int prepare(bench *b, size_t count, collie_request_t **req, char *used, size_t n);
 
 /* bench_time.c */
+/* n untimed calls, made as the timed ones are (fresh input, a barrier before each). */
+void warm_up(bench *b, collie_request_t *req, size_t count, long n);
 long decide_iters(bench *b, collie_request_t *req, size_t count);
 void measure_size(bench *b, collie_request_t *req, size_t count, long iters);
 

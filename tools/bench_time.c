@@ -15,9 +15,26 @@
 #define MAX_ITERS 10000
 #define CALIBRATION_CALLS 5
 
+/* n untimed calls, made as the timed ones are (new input and a barrier before each with
+ * --fresh-data, --barrier-each): what collie learns from a size's first calls (which way
+ * buffers that are not mapped move, algorithms/path_tune.c) is then what the timed calls
+ * see. */
+void warm_up(bench *b, collie_request_t *req, size_t count, long n) {
+    if (!b->o.fresh_data && !b->o.barrier_each) {
+        run_loop(b, req, count, n);
+        return;
+    }
+    for (long i = 0; i < n; i++) {
+        if (b->o.fresh_data)
+            fresh_input(b, count);
+        aux_sync_each(b);
+        must(b, run_once(b, req, count));
+    }
+}
+
 /* Warm-up, then the iteration count (rank 0's calibration, broadcast). */
 long decide_iters(bench *b, collie_request_t *req, size_t count) {
-    run_loop(b, req, count, b->o.warmup);
+    warm_up(b, req, count, b->o.warmup);
     if (b->o.iters > 0)
         return b->o.iters;
     uint64_t t0 = collie_now_ns();

@@ -43,8 +43,8 @@ static void bench_size(bench *b, size_t count) {
     }
     snprintf(label, sizeof label, state == PREP_FELL_BACK ? "(fell back to %s)" : "%s", used);
     if (!b->warmed) {
-        run_loop(b, req, count, b->o.iters > 0 && b->o.iters < FIRST_ROW_WARMUP ? b->o.iters
-                                                                              : FIRST_ROW_WARMUP);
+        warm_up(b, req, count, b->o.iters > 0 && b->o.iters < FIRST_ROW_WARMUP ? b->o.iters
+                                                                             : FIRST_ROW_WARMUP);
         b->warmed = true;
     }
     long iters = decide_iters(b, req, count);

@@ -15,10 +15,11 @@
  * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores), at any size
  *   (but a bcast at P = 2 from 2 MiB takes the cells: MAPPED_BCAST_PAIR_CELLS_MIN).
  *   When a buffer the call reads or writes is not (it is malloc'd), the call goes through
- *   the copy cells (cells.c) instead, unless rank 0's start-up measurement found the kernel
- *   copy faster at this size (collie_cells.kernel_min, shm_cells.c): then such buffers are
- *   read with process_vm_readv into a chunk of scratch and written with
- *   process_vm_writev.  All ranks decide the same from the board (the posted buffers'
+ *   the copy cells (cells.c) instead, unless the kernel copy was chosen for this call: by
+ *   COLLIE_SHM_KERNEL_MIN (collie_cells.kernel_min) or, unset, by the call's decider from
+ *   timed calls of its size (path_tune.c; every rank reads the choice from the decider's
+ *   board entry).  Then such buffers are read with process_vm_readv into a chunk of
+ *   scratch and written with process_vm_writev.  All ranks decide the same from the board (the posted buffers'
  *   registrations) and the segment's header.  A failed transfer is COLLIE_ERR_PEER naming
  *   the rank.  Through the cells, allreduce and reduce need no `done` (no rank reads
  *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
@@ -34,6 +35,7 @@
 
 #include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
+#include "algorithms/path_tune.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
 #include "core/internal.h"
@@ -98,6 +100,9 @@ typedef struct direct_state {
     char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
     cells_run *cells;           /* the copy-cell engine (with copy cells) */
     bool via_cells;             /* this call goes through them */
+    bool had_choice;            /* the way for unmapped buffers was chosen (path_tune.c) */
+    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL) */
+    uint64_t posted_ns;         /* the decider: when it posted this call */
 } direct_state;
 
 static int driver_prepare(collie_request_t *req) {
@@ -126,6 +131,7 @@ static void driver_start(collie_request_t *req) {
     direct_state *d = req->algo_state;
     d->phase = POST;
     d->via_cells = false;
+    d->had_choice = false;
     if (d->cells)
         cells_reset(d->cells);
 }
@@ -212,22 +218,40 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
  * tied at every size (P = 3 8 MiB: 563-808 against 1170-1333 us). */
 #define MAPPED_BCAST_PAIR_CELLS_MIN (2u << 20)
 
-/* Is this call to go through the copy cells?  (See the top of the file.) */
-static bool use_cells(const collie_request_t *req) {
-    const collie_transport *tp = req->team->tp;
+/* Does the call read or write a buffer that is not mapped (board: the posted buffers)? */
+static bool some_unmapped(const collie_request_t *req) {
     const collie_coll_args *a = &req->args;
-    if (!tp->cells || a->bytes >= tp->cells->kernel_min || a->elem_size > tp->cells->cell_bytes)
-        return false;
-    const collie_board_entry *b = tp->board;
+    const collie_board_entry *b = req->team->tp->board;
     if (a->coll == COLL_BCAST)
-        return b[a->root].send_ref.fd < 0 ||
-               (a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN);
+        return b[a->root].send_ref.fd < 0;
     if (a->coll == COLL_REDUCE && b[a->root].recv_ref.fd < 0)
         return true;
     for (int q = 0; q < a->size; q++)
         if (b[q].send_ref.fd < 0 || (a->coll == COLL_ALLREDUCE && b[q].recv_ref.fd < 0))
             return true;
     return false;
+}
+
+/* Is this call to go through the copy cells (or the slots: use_slots) rather than the
+ * buffers themselves, mapped or by the kernel copy?  (See the top of the file.)  When the
+ * way for unmapped buffers was the decider's to choose, d->had_choice says so. */
+static bool use_cells(const collie_request_t *req, direct_state *d) {
+    const collie_transport *tp = req->team->tp;
+    const collie_coll_args *a = &req->args;
+    if (!tp->cells || a->elem_size > tp->cells->cell_bytes)
+        return false;
+    bool tuned = path_tune_on(req);
+    if (!tuned && a->bytes >= tp->cells->kernel_min)
+        return false;
+    if (a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN)
+        return true;
+    if (!some_unmapped(req))
+        return false;
+    if (!tuned)
+        return true;
+    d->had_choice = true;
+    d->path = tp->board[path_tune_decider(req)].path;
+    return d->path == PATH_USER;
 }
 
 /* bcast at P >= 5: through the slots it is the root writing P - 1 copies (flat's
@@ -271,7 +295,7 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     int st;
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
-    if (use_cells(req)) {
+    if (use_cells(req, d)) {
         d->phase = use_slots(req) ? SLOTS : CELLS;
         if (d->phase == SLOTS)
             direct_mark_done(req);
@@ -359,7 +383,7 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
         if (req->team->tp->board[root].check != req->check)
             return direct_posted_other(req, root, "posted");
     }
-    if (use_cells(req)) {
+    if (use_cells(req, d)) {
         d->phase = use_slots(req) ? SLOTS : CELLS;
         d->via_cells = d->phase == CELLS;
         if (d->phase == SLOTS)
@@ -386,17 +410,30 @@ static int progress_copy(collie_request_t *req, direct_state *d) {
     return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
 }
 
+/* The decider posts its choice of way with the call and times the call. */
+static void post(collie_request_t *req, direct_state *d) {
+    bool decides = path_tune_on(req) && req->args.rank == path_tune_decider(req);
+    if (decides) {
+        req->team->tp->board[req->args.rank].path = path_tune_pick(req);
+        d->posted_ns = collie_now_ns();
+    }
+    direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV], req->args.bytes);
+    d->phase = WAIT_READY;
+    req->moves++;
+}
+
 static int driver_progress(collie_request_t *req) {
     direct_state *d = req->algo_state;
     if (req->args.size == 1 || req->args.bytes == 0)
         return collie_exec_progress(req);
-    if (d->phase == POST) {
-        direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV],
-                    req->args.bytes);
-        d->phase = WAIT_READY;
-        req->moves++;
+    if (d->phase == POST)
+        post(req, d);
+    int st = req->args.coll == COLL_BCAST ? progress_copy(req, d) : progress_segments(req, d);
+    if (st == COLLIE_OK && d->had_choice && req->args.rank == path_tune_decider(req)) {
+        path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
+        d->had_choice = false;
     }
-    return req->args.coll == COLL_BCAST ? progress_copy(req, d) : progress_segments(req, d);
+    return st;
 }
 
 static void driver_release(collie_request_t *req) {

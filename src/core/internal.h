@@ -48,6 +48,9 @@ struct collie_team {
     int origin;                     /* COLLIE_TEAM_OWNED, _SUB, ... (collie_team_free) */
     collie_team_t *next_sub;        /* the live sub-teams of this process */
     uint32_t nrequests;             /* requests planned on the team and not freed */
+    /* The times of the ways buffers that are not mapped can move, per collective and size
+     * (algorithms/path_tune.c; one flat block, made at its first use). */
+    struct collie_path_tune *path_tune;
 };
 
 /* Who owns a team: the library (the world), a communicator (libcollie_mpi), or the

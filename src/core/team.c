@@ -46,6 +46,7 @@ void collie_team_destroy(collie_team_t *team) {
     collie_handle_remove(team, COLLIE_HANDLE_TEAM);
     collie_mcast_team_free(team);
     collie_stash_free(team);
+    free(team->path_tune);
     if (team->tp)
         team->tp->ops->destroy(team->tp);
     free(team);

@@ -75,11 +75,8 @@ int collie_subteam_transport(collie_team_t *parent, const collie_subteam_spec *s
     if (!st && spec->my >= 0 && spec->n == 1)
         st = collie_self_create(tp);
     else if (!st && spec->my >= 0) {
-        /* The parent's measurement of where the kernel copy beats the cells: the same
-         * machine, so no new measurement (1-2 ms) and the same choice on every team. */
-        uint64_t kmin = parent->tp->cells ? parent->tp->cells->kernel_min : 0;
         collie_shm_config cfg = { spec->my, spec->n, spec->name, agree_step, &s, spec->pids,
-                                  kmin, false };
+                                  false };
         st = collie_shm_create_with(&cfg, tp);
         if (st)
             *tp = NULL;

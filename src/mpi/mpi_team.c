@@ -185,7 +185,7 @@ int cm_shm_transport(MPI_Comm comm, bool part_of_nodes, collie_transport **tp, c
         snprintf(job, sizeof job, "mpi-%d-%u-%llx", (int)getpid(), segments_made++,
                  (unsigned long long)(collie_now_ns() & 0xffffffffffull));
     PMPI_Bcast(job, (int)sizeof job, MPI_CHAR, 0, comm);
-    collie_shm_config cfg = { rank, size, job, agree_min, &comm, NULL, 0, part_of_nodes };
+    collie_shm_config cfg = { rank, size, job, agree_min, &comm, NULL, part_of_nodes };
     int st = collie_shm_create_with(&cfg, tp);
     if (st)
         *why = "the shared-memory transport failed (see COLLIE_LOG=error)";

@@ -204,7 +204,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
 }
 
 int collie_shm_create(collie_transport **out) {
-    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL, NULL, 0, false };
+    collie_shm_config cfg = { 0, 0, NULL, NULL, NULL, NULL, false };
     int st = read_env(&cfg.rank, &cfg.size, &cfg.job);
     return st ? st : collie_shm_create_with(&cfg, out);
 }

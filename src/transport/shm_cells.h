@@ -1,5 +1,5 @@
-/* shm_cells.h — the copy cells of the shm transport and the start-up measurement of the
- * kernel single copy (shm_cells.c). */
+/* shm_cells.h — the copy cells of the shm transport and the setting of where the kernel
+ * single copy is used instead (shm_cells.c). */
 #ifndef COLLIE_SHM_CELLS_H
 #define COLLIE_SHM_CELLS_H
 
@@ -19,7 +19,9 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg);
 /* Bytes of the cell region in the segment (page multiple). */
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
 /* Rank 0's measurement: the call size from which process_vm_readv beats the cells. */
-uint64_t collie_shm_measure_kernel_min(void);
+/* COLLIE_SHM_KERNEL_MIN for a team of `size`: UINT64_MAX never (set to 0, or one rank),
+ * else from that many bytes; 0 when unset: chosen per call (algorithms/path_tune.c). */
+uint64_t collie_shm_kernel_min(int size);
 /* Sets tp->cells to the region (tp->size set); no-op without cells. */
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg);
 

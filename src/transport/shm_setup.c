@@ -72,9 +72,7 @@ static const char *env_text(const char *name) {
     return v && *v ? v : "(default)";
 }
 
-/* kernel_min: the copy cells' kernel-copy threshold to use (0: measure it here). */
-static int create_segment(shm_impl *im, int size, long long slots, long long sbytes,
-                          uint64_t kernel_min) {
+static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
     if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
                            "a power of two 2..1024 slots of 64 bytes .. 64 MiB (a multiple of 64)",
@@ -108,9 +106,7 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->slot_bytes = slot_bytes;
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
-    if (size <= 1)
-        kernel_min = UINT64_MAX;
-    cells.kernel_min = kernel_min ? kernel_min : collie_shm_measure_kernel_min();
+    cells.kernel_min = collie_shm_kernel_min(size);
     /* Measured (docs/design.md): at P = 2 the slots beat the cells up to 512 KiB calls with
      * reused inputs; from P = 3 the cells already win at 512 KiB (allreduce 0.74-0.91x). */
     cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", size <= 2 ? 512 << 10 : 256 << 10);
@@ -289,7 +285,7 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
         int64_t slots, bytes;
         default_geometry(cfg, &slots, &bytes);
         st = create_segment(im, cfg->size, collie_env_int("COLLIE_SHM_SLOTS", slots),
-                            collie_env_int("COLLIE_SHM_SLOT_BYTES", bytes), cfg->kernel_min);
+                            collie_env_int("COLLIE_SHM_SLOT_BYTES", bytes));
     }
     st = agree(cfg, st, "create the shared memory");
     if (st)

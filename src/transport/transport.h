@@ -116,7 +116,10 @@ typedef struct collie_board_entry {
     /* the call `done` was last set for: (sequence + 1) << 32 | its check, one word, so a
      * reader never pairs one call's `done` with the next call's check */
     _Atomic uint64_t done_call;
-    char pad[2 * COLLIE_CACHELINE - 88];
+    /* The way the posted call moves buffers that are not mapped, when this rank decides
+     * it (algorithms/path_tune.c: PATH_USER or PATH_KERNEL); set before `ready`. */
+    int32_t path;
+    char pad[2 * COLLIE_CACHELINE - 92];
     /* The last calls this rank started, at [seq % COLLIE_CALL_HISTORY] (written by
      * collie_start; read when a call stalls or posted something else: request.c). */
     collie_call_id history[COLLIE_CALL_HISTORY];
@@ -143,9 +146,12 @@ typedef struct collie_cells {
     collie_cell_ctrl *ctrl;      /* [size] */
     uint32_t *check;             /* [size * ncells] */
     uint64_t step;               /* this rank: steps taken so far (the same on every rank) */
-    uint64_t kernel_min;         /* calls of at least this many bytes go single-copy
-                                    (process_vm_readv) rather than through the cells:
-                                    measured at start-up by rank 0 (UINT64_MAX: never) */
+    uint64_t kernel_min;         /* calls of at least this many bytes whose buffers are not
+                                    all mapped go single-copy (process_vm_readv/writev)
+                                    rather than through the cells or the slots
+                                    (COLLIE_SHM_KERNEL_MIN, rank 0's; UINT64_MAX: never);
+                                    0: the rank that decides a call picks the way from
+                                    timed calls (algorithms/path_tune.c) */
     uint64_t slots_max;          /* calls of at most this many bytes whose buffers are not all
                                     mapped run their schedule through the slots (the
                                     channels) instead: the cells' steps cost more than they
@@ -303,8 +309,6 @@ typedef struct collie_shm_config {
     void *agree_ctx;
     const int32_t *pids;   /* optional [size]: every rank's pid, so that set-up notices a
                               rank that dies before it attaches (sub-teams) */
-    uint64_t kernel_min;   /* the copy cells' kernel-copy threshold (a sub-team takes its
-                              parent's); 0: rank 0 measures it */
     bool fixed_geometry;   /* the slot geometry must match other nodes' (shm+mpi): the
                               environment's or the fixed default, not one chosen for this
                               node's cores */

@@ -1,0 +1,106 @@
+/*
+ * path_tune.c — the choice between the user-space path (slots or copy cells) and the
+ * kernel single copy for buffers that are not mapped, per collective and size class.
+ *
+ * Why timed calls: which way is faster depends on the machine (how fast process_vm_readv
+ * runs against a copy between cores), on the collective, on the number of ranks per core
+ * and on whether the program writes new data before each call; measured on one 2-core
+ * machine (docs/performance.md) the kernel copy took 0.55-0.79 of the user-space path's
+ * time for allreduce at P = 2 from 128 KiB to 512 KiB, but 1.3-1.6 for reduce with fresh
+ * data and 1.3-2.4 for anything from 512 KiB at P = 4.  A copy of one process's own memory
+ * at start-up (what collie measured before) does not see the copy between cores and chose
+ * wrongly there.
+ *
+ * How: the decider of a call (path_tune_decider) keeps, per collective and size class
+ * (the power of two at or below the call's bytes), the best time of each way over its
+ * first SAMPLES calls that had the choice; until both have SAMPLES it alternates (user
+ * first), then takes the faster for good and logs it (COLLIE_LOG=info).  Its time is
+ * from posting the call to its end on that rank; the best of several leaves out calls
+ * that waited for a late peer or paid first-touch page faults.  Every rank reads the
+ * decider's choice from its board entry, so all take the same way; every way reduces in
+ * rank order, so the results are the same bits whichever is taken.
+ */
+#include <stdlib.h>
+
+#include "algorithms/path_tune.h"
+#include "base/base.h"
+
+/* A size class's first SKIP calls go the user way untimed (a process's first calls pay
+ * page faults and cold caches: 20-250 us for 32 KiB calls that then take 4); then each way
+ * runs in blocks of BLOCK calls, alternating (user first), ROUNDS blocks each; the first
+ * call of a block is not counted (caches cold from the other way). */
+#define SKIP 8
+#define BLOCK 3
+#define ROUNDS 2
+#define CALLS (SKIP + 2 * ROUNDS * BLOCK)
+#define CLASSES 64
+#define COLLS 3   /* allreduce, reduce, bcast */
+
+typedef struct tune_class {
+    uint64_t best[2];   /* per way, ns, over the counted calls */
+    uint8_t calls;      /* calls timed so far */
+    uint8_t chosen;     /* 0 until decided, then 1 + the way */
+} tune_class;
+
+struct collie_path_tune {
+    tune_class cls[COLLS][CLASSES];
+};
+
+bool path_tune_on(const collie_request_t *req) {
+    const collie_cells *c = req->team->tp->cells;
+    return c && c->kernel_min == 0;
+}
+
+int path_tune_decider(const collie_request_t *req) {
+    return req->args.coll == COLL_ALLREDUCE ? 0 : req->args.root;
+}
+
+static int coll_index(int c) {
+    return c == COLL_ALLREDUCE ? 0 : c == COLL_REDUCE ? 1 : 2;
+}
+
+static int class_of(uint64_t bytes) {
+    int k = 0;
+    while (k < CLASSES - 1 && (bytes >> (k + 1)))
+        k++;
+    return k;
+}
+
+/* This team's table, made at its first use (NULL: no memory; then the user path). */
+static tune_class *class_for(collie_request_t *req) {
+    collie_team_t *t = req->team;
+    if (!t->path_tune && !(t->path_tune = calloc(1, sizeof *t->path_tune)))
+        return NULL;
+    return &t->path_tune->cls[coll_index(req->args.coll)][class_of(req->args.bytes)];
+}
+
+int path_tune_pick(collie_request_t *req) {
+    tune_class *c = class_for(req);
+    if (!c)
+        return PATH_USER;
+    if (c->chosen)
+        return c->chosen - 1;
+    return c->calls >= SKIP && ((c->calls - SKIP) / BLOCK) % 2 ? PATH_KERNEL : PATH_USER;
+}
+
+void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
+    tune_class *c = class_for(req);
+    if (!c || c->chosen)
+        return;
+    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
+               collie_coll_name(req->args.coll), (unsigned long long)req->args.bytes, ns / 1e3,
+               path == PATH_KERNEL ? "the kernel copy" : "shared memory");
+    bool counted = c->calls >= SKIP && (c->calls - SKIP) % BLOCK != 0;
+    if (counted && (c->best[path] == 0 || ns < c->best[path]))
+        c->best[path] = ns;
+    if (++c->calls < CALLS)
+        return;
+    c->chosen = 1 + (c->best[PATH_KERNEL] < c->best[PATH_USER] ? PATH_KERNEL : PATH_USER);
+    int k = class_of(req->args.bytes);
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B on %d ranks with buffers "
+               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us "
+               "(best of %d): taking %s", req->args.rank, collie_coll_name(req->args.coll),
+               1ull << k, (2ull << k) - 1, req->args.size, c->best[PATH_KERNEL] / 1e3,
+               c->best[PATH_USER] / 1e3, ROUNDS * (BLOCK - 1),
+               c->chosen == 1 + PATH_KERNEL ? "the kernel copy" : "shared memory");
+}

@@ -1,0 +1,106 @@
+/*
+ * mp_path_tune.c — the per-call choice of way for buffers that are not mapped
+ * (algorithms/path_tune.c): while the decider of a size class times both ways and after it
+ * chose, every call must give the exact result, on every rank, whichever way it took.
+ *
+ *   collie-run -n P mp_path_tune [CALLS]     (default 40 calls per collective and size)
+ *
+ * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0),
+ * float64 sums of integers (exact), new input before every call (call number mixed in),
+ * collie_alloc buffers on even ranks but the last, malloc buffers on the others (so the
+ * roots' are not mapped: else a bcast has no choice), 32 KiB to 1 MiB.  run_path_tune.sh checks the log for
+ * both ways timed and a choice made.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collie.h"
+
+static double input(int rank, size_t i, int call) {
+    return (double)((rank + 1) * 1000 + (int)(i % 977) + call);
+}
+
+static double expected_sum(int P, size_t i, int call) {
+    double s = 0;
+    for (int r = 0; r < P; r++)
+        s += input(r, i, call);
+    return s;
+}
+
+/* 0: the output matches; else reports the first wrong element. */
+static int verify(const char *what, int rank, const double *out, size_t n, int P, int call,
+                  int bcast_root) {
+    for (size_t i = 0; i < n; i++) {
+        double want = bcast_root >= 0 ? input(bcast_root, i, call) : expected_sum(P, i, call);
+        if (out[i] != want) {
+            fprintf(stderr, "rank %d: %s call %d of %zu doubles: element %zu is %.17g, want "
+                    "%.17g\n", rank, what, call, n, i, out[i], want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t n, int call) {
+    int rank = collie_rank(w), P = collie_size(w), root = P - 1;
+    for (size_t i = 0; i < n; i++) {
+        in[i] = input(rank, i, call);
+        out[i] = -1;
+    }
+    int st;
+    if (coll == 0)
+        st = collie_allreduce(w, in, out, n, COLLIE_FLOAT64, COLLIE_SUM);
+    else if (coll == 1)
+        st = collie_reduce(w, in, out, n, COLLIE_FLOAT64, COLLIE_SUM, root);
+    else
+        st = collie_bcast(w, rank == root ? in : out, n, COLLIE_FLOAT64, root);
+    static const char *names[] = { "allreduce", "reduce", "bcast" };
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "rank %d: %s call %d: %s\n", rank, names[coll], call, collie_last_error());
+        return 1;
+    }
+    if (coll == 1 && rank != root)
+        return 0;
+    if (coll == 2 && rank == root)
+        return 0;
+    return verify(names[coll], rank, out, n, P, call, coll == 2 ? root : -1);
+}
+
+int main(int argc, char **argv) {
+    int calls = argc > 1 ? atoi(argv[1]) : 40;
+    if (collie_init() != COLLIE_OK) {
+        fprintf(stderr, "collie_init: %s\n", collie_last_error());
+        return 1;
+    }
+    collie_team_t *w = collie_world();
+    int rank = collie_rank(w);
+    static const size_t sizes[] = { 32 << 10, 256 << 10, 1 << 20 };
+    int bad = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && !bad; s++) {
+        size_t n = sizes[s] / sizeof(double);
+        bool mapped = rank % 2 == 0 && rank != collie_size(w) - 1;
+        double *in = mapped ? collie_alloc(w, sizes[s]) : malloc(sizes[s]);
+        double *out = mapped ? collie_alloc(w, sizes[s]) : malloc(sizes[s]);
+        if (!in || !out) {
+            fprintf(stderr, "rank %d: no memory for %zu bytes\n", rank, sizes[s]);
+            return 1;
+        }
+        for (int coll = 0; coll < 3 && !bad; coll++)
+            for (int call = 0; call < calls && !bad; call++)
+                bad = one_call(w, coll, in, out, n, call);
+        if (mapped) {
+            collie_free(w, in);
+            collie_free(w, out);
+        } else {
+            free(in);
+            free(out);
+        }
+    }
+    collie_finalize();
+    if (!bad)
+        printf("rank %d: %d calls of each collective at 3 sizes exact\n", rank, calls);
+    return bad;
+}
