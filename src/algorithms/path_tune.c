@@ -12,11 +12,11 @@
  * wrongly there.
  *
  * How: the decider of a call (path_tune_decider) keeps, per collective and size class
- * (the power of two at or below the call's bytes), the best time of each way over its
- * first SAMPLES calls that had the choice; until both have SAMPLES it alternates (user
- * first), then takes the faster for good and logs it (COLLIE_LOG=info).  Its time is
- * from posting the call to its end on that rank; the best of several leaves out calls
- * that waited for a late peer or paid first-touch page faults.  Every rank reads the
+ * (the power of two at or below the call's bytes), the best time of each way over the
+ * first CALLS calls that had the choice (SKIP and the blocks below), then takes the
+ * faster for good and logs it (COLLIE_LOG=info).  Its time is from posting the call to
+ * its end on that rank; the best of several leaves out calls that waited for a late peer
+ * or were descheduled.  Every rank reads the
  * decider's choice from its board entry, so all take the same way; every way reduces in
  * rank order, so the results are the same bits whichever is taken.
  */
@@ -26,13 +26,13 @@
 #include "base/base.h"
 
 /* A size class's first SKIP calls go the user way untimed (a process's first calls pay
- * page faults and cold caches: 20-250 us for 32 KiB calls that then take 4); then each way
- * runs in blocks of BLOCK calls, alternating (user first), ROUNDS blocks each; the first
- * call of a block is not counted (caches cold from the other way). */
-#define SKIP 8
-#define BLOCK 3
-#define ROUNDS 2
-#define CALLS (SKIP + 2 * ROUNDS * BLOCK)
+ * page faults and cold caches: 25-110 us for 32 KiB calls that settle at 4 after some 15
+ * calls); then four blocks of BLOCK calls, user, kernel, kernel, user (a trend that is
+ * still settling favours neither); the first call of a block is not counted (caches cold
+ * from the other way). */
+#define SKIP 16
+#define BLOCK 4
+#define CALLS (SKIP + 4 * BLOCK)
 #define CLASSES 64
 #define COLLS 3   /* allreduce, reduce, bcast */
 
@@ -80,7 +80,8 @@ int path_tune_pick(collie_request_t *req) {
         return PATH_USER;
     if (c->chosen)
         return c->chosen - 1;
-    return c->calls >= SKIP && ((c->calls - SKIP) / BLOCK) % 2 ? PATH_KERNEL : PATH_USER;
+    int block = c->calls < SKIP ? -1 : (c->calls - SKIP) / BLOCK;
+    return block == 1 || block == 2 ? PATH_KERNEL : PATH_USER;
 }
 
 void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
@@ -101,6 +102,6 @@ void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
                "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us "
                "(best of %d): taking %s", req->args.rank, collie_coll_name(req->args.coll),
                1ull << k, (2ull << k) - 1, req->args.size, c->best[PATH_KERNEL] / 1e3,
-               c->best[PATH_USER] / 1e3, ROUNDS * (BLOCK - 1),
+               c->best[PATH_USER] / 1e3, 2 * (BLOCK - 1),
                c->chosen == 1 + PATH_KERNEL ? "the kernel copy" : "shared memory");
 }
