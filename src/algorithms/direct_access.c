@@ -19,8 +19,9 @@
  *   COLLIE_SHM_KERNEL_MIN (collie_cells.kernel_min) or, unset, by the call's decider from
  *   timed calls of its size (path_tune.c; every rank reads the choice from the decider's
  *   board entry).  Then such buffers are read with process_vm_readv into a chunk of
- *   scratch and written with process_vm_writev.  All ranks decide the same from the board (the posted buffers'
- *   registrations) and the segment's header.  A failed transfer is COLLIE_ERR_PEER naming
+ *   scratch and written with process_vm_writev.  All ranks decide the same from the
+ *   board (the posted buffers' registrations and the decider's way) and the segment's
+ *   header.  A failed transfer is COLLIE_ERR_PEER naming
  *   the rank.  Through the cells, allreduce and reduce need no `done` (no rank reads
  *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
  *   it, so the root does not post its next call before every rank read this one.

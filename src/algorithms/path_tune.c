@@ -16,9 +16,9 @@
  * first CALLS calls that had the choice (SKIP and the blocks below), then takes the
  * faster for good and logs it (COLLIE_LOG=info).  Its time is from posting the call to
  * its end on that rank; the best of several leaves out calls that waited for a late peer
- * or were descheduled.  Every rank reads the
- * decider's choice from its board entry, so all take the same way; every way reduces in
- * rank order, so the results are the same bits whichever is taken.
+ * or were descheduled.  Every rank reads the decider's choice from its board entry, so
+ * all take the same way; every way reduces in rank order, so the results are the same
+ * bits whichever is taken.
  */
 #include <stdlib.h>
 

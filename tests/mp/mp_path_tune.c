@@ -8,8 +8,8 @@
  * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0),
  * float64 sums of integers (exact), new input before every call (call number mixed in),
  * collie_alloc buffers on even ranks but the last, malloc buffers on the others (so the
- * roots' are not mapped: else a bcast has no choice), 32 KiB to 1 MiB.  run_path_tune.sh checks the log for
- * both ways timed and a choice made.
+ * roots' are not mapped: else a bcast has no choice), 32 KiB to 1 MiB.  run_path_tune.sh
+ * checks the log for both ways timed and a choice made.
  */
 #include <stdbool.h>
 #include <stdint.h>
