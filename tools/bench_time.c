@@ -19,17 +19,17 @@
  * --fresh-data, --barrier-each): what collie learns from a size's first calls (which way
  * buffers that are not mapped move, algorithms/path_tune.c) is then what the timed calls
  * see. */
-void warm_up(bench *b, collie_request_t *req, size_t count, long n) {
-    if (!b->o.fresh_data && !b->o.barrier_each) {
-        run_loop(b, req, count, n);
-        return;
-    }
-    for (long i = 0; i < n; i++) {
-        if (b->o.fresh_data)
-            fresh_input(b, count);
+static void call_as_timed(bench *b, collie_request_t *req, size_t count) {
+    if (b->o.fresh_data)
+        fresh_input(b, count);
+    if (b->o.barrier_each)
         aux_sync_each(b);
-        must(b, run_once(b, req, count));
-    }
+    must(b, run_once(b, req, count));
+}
+
+void warm_up(bench *b, collie_request_t *req, size_t count, long n) {
+    for (long i = 0; i < n; i++)
+        call_as_timed(b, req, count);
 }
 
 /* Warm-up, then the iteration count (rank 0's calibration, broadcast). */
@@ -38,13 +38,8 @@ long decide_iters(bench *b, collie_request_t *req, size_t count) {
     if (b->o.iters > 0)
         return b->o.iters;
     uint64_t t0 = collie_now_ns();
-    for (int i = 0; i < CALIBRATION_CALLS; i++) {
-        if (b->o.fresh_data)
-            fresh_input(b, count);   /* counted: ~100 ms of wall time per size */
-        if (b->o.barrier_each)
-            aux_sync_each(b);   /* part of each iteration's cost, so the ~100 ms holds */
-        must(b, run_once(b, req, count));
-    }
+    for (int i = 0; i < CALIBRATION_CALLS; i++)   /* the rewrite and the barrier counted, */
+        call_as_timed(b, req, count);             /* so ~100 ms of wall time per size holds */
     double per_call = (double)(collie_now_ns() - t0) / CALIBRATION_CALLS;
     double want = TARGET_NS / (per_call > 1 ? per_call : 1);
     int64_t n = want < MIN_ITERS ? MIN_ITERS : want > MAX_ITERS ? MAX_ITERS : (int64_t)want;

@@ -15,9 +15,6 @@
  * the segment's header, so all ranks agree.
  */
 #include <stdlib.h>
-#include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "base/base.h"
 #include "transport/shm_cells.h"

@@ -18,7 +18,6 @@ typedef struct shm_cells_config {
 void collie_shm_cells_decide(int size, shm_cells_config *cfg);
 /* Bytes of the cell region in the segment (page multiple). */
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
-/* Rank 0's measurement: the call size from which process_vm_readv beats the cells. */
 /* COLLIE_SHM_KERNEL_MIN for a team of `size`: UINT64_MAX never (set to 0, or one rank),
  * else from that many bytes; 0 when unset: chosen per call (algorithms/path_tune.c). */
 uint64_t collie_shm_kernel_min(int size);
