@@ -3,9 +3,13 @@
  * (algorithms/path_tune.c): while the decider of a size class times both ways and after it
  * chose, every call must give the exact result, on every rank, whichever way it took.
  *
- *   collie-run -n P mp_path_tune [CALLS]     (default 40 calls per collective and size)
+ *   collie-run -n P mp_path_tune [CALLS [rotate]]   (default 40 calls per collective and
+ *                                                    size; rotate: reduce and bcast with
+ *                                                    the root moving every call)
  *
- * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0),
+ * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0; with
+ * `rotate`, root = call mod P: every rank decides some calls of a size class, each from its
+ * own timings, while the others follow),
  * float64 sums of integers (exact), new input before every call (call number mixed in),
  * collie_alloc buffers on even ranks but the last, malloc buffers on the others (so the
  * roots' are not mapped: else a bcast has no choice), 32 KiB to 1 MiB.  run_path_tune.sh
@@ -44,8 +48,9 @@ static int verify(const char *what, int rank, const double *out, size_t n, int P
     return 0;
 }
 
-static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t n, int call) {
-    int rank = collie_rank(w), P = collie_size(w), root = P - 1;
+static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t n, int call,
+                    bool rotate) {
+    int rank = collie_rank(w), P = collie_size(w), root = rotate ? call % P : P - 1;
     for (size_t i = 0; i < n; i++) {
         in[i] = input(rank, i, call);
         out[i] = -1;
@@ -71,6 +76,7 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
 
 int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 40;
+    bool rotate = argc > 2 && strcmp(argv[2], "rotate") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
         return 1;
@@ -88,9 +94,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", rank, sizes[s]);
             return 1;
         }
-        for (int coll = 0; coll < 3 && !bad; coll++)
+        for (int coll = rotate ? 1 : 0; coll < 3 && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
-                bad = one_call(w, coll, in, out, n, call);
+                bad = one_call(w, coll, in, out, n, call, rotate);
         if (mapped) {
             collie_free(w, in);
             collie_free(w, out);
@@ -101,6 +107,7 @@ int main(int argc, char **argv) {
     }
     collie_finalize();
     if (!bad)
-        printf("rank %d: %d calls of each collective at 3 sizes exact\n", rank, calls);
+        printf("rank %d: %d calls of each collective at 3 sizes exact%s\n", rank, calls,
+               rotate ? " (roots rotating)" : "");
     return bad;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mp_path_tune under COLLIE_LOG=debug: every call exact (the program checks), and the log
 # shows that the decider of each collective timed both ways and chose one: rank 0 for
-# allreduce, the root (P - 1) for reduce and bcast.  The algorithms that have the choice are
+# allreduce, the root (P - 1) for reduce and bcast; then reduce and bcast with the root
+# moving every call, checked exact.  The algorithms that have the choice are
 # forced (auto takes others at some sizes: trees for a small bcast).
 # Usage: run_path_tune.sh COLLIE_RUN MP_PATH_TUNE P
 set -euo pipefail
@@ -23,4 +24,7 @@ for c in "allreduce 0" "reduce $root" "bcast $root"; do
   others=$(grep "debug: rank [0-9]*: $1 of [0-9]* B took" <<<"$log" | grep -vc "collie\[$2\]" || true)
   [ "$others" = 0 ] || fail "$1: ranks other than $2 timed calls"
 done
+# Roots moving every call: each root decides from its own timings; results still exact.
+log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'exact (roots rotating)' <<<"$log")" = "$P" ] || { echo "FAIL: rotating roots: $log"; exit 1; }
 echo "path choice checked at P=$P"
