@@ -11,7 +11,9 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
    and for malloc buffers under the shared heap (when the run had it).
 2. Per peer and data mode: at how many points collie (malloc buffers) is at or below that
    peer's best config, and the median and range of collie / peer.
-3. Per data mode (and per collective when there are several): points at or below the best
+3. Per team size and data mode: points at or below the best peer, at most 1.3 x, and
+   every point above 1.3 x (collie with malloc buffers).
+4. Per data mode (and per collective when there are several): points at or below the best
    peer, at most 1.3 x, and the worst ratio.
 
 Any of bench/compare's collectives (allreduce, reduce, bcast, allgather,
@@ -112,6 +114,21 @@ def peer_table(table):
                       f"{statistics.median(ratios):.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
 
 
+def per_size(table):
+    print("| P | data | points | collie ≤ best peer | ≤ 1.3 × | above 1.3 × (ratio) |")
+    print("| ---: | --- | ---: | ---: | ---: | --- |")
+    for P in sorted({k[1] for k in table}):
+        for data in ("reused", "fresh"):
+            rows = sorted(((k, num(r["ratio"])) for k, r in table.items()
+                           if k[1] == P and k[3] == data and num(r["ratio"])),
+                          key=lambda kr: (kr[0][0], kr[0][2]))
+            if not rows:
+                continue
+            over = ", ".join(f"{k[0]} {human(k[2])} {x:.2f}" for k, x in rows if x > 1.3)
+            print(f"| {P} | {data} | {len(rows)} | {sum(1 for _, x in rows if x <= 1.0)} | "
+                  f"{sum(1 for _, x in rows if x <= 1.3)} | {over or 'none'} |")
+
+
 def totals(table):
     colls = sorted({k[0] for k in table})
     groups = [("", colls)] + ([(f"{c}, ", [c]) for c in colls] if len(colls) > 1 else [])
@@ -140,6 +157,8 @@ def main(argv):
     point_table(table)
     print()
     peer_table(table)
+    print()
+    per_size(table)
     print()
     totals(table)
 

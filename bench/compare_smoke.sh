@@ -9,7 +9,8 @@
 # summary.csv: exact headers, one ok row with a positive time per size and data mode for
 # collie and for each peer that ran (auto and at least two forced algorithms; collie also
 # with collie_alloc buffers and, when libcollie_heap.so is built, under the shared heap),
-# and the ratio collie / best peer when a peer ran.
+# and the ratio collie / best peer when a peer ran; then that compare_report.py counts the
+# points at or below the best peer and within 1.3x as summary.csv's ratios say.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/compare-smoke
@@ -66,4 +67,16 @@ rows=$(awk -F, -v mpi=$((${#libs[@]} > 1)) '
 [ "$rows" = 4 ] || fail "summary.csv: $rows good rows, want 4 (8 and 64 bytes, reused and fresh)"
 grep -q "^allreduce  2      8 reused " "$OUT.txt" || fail "no table row for 8 bytes, reused data"
 grep -q "^allreduce  2      8 fresh " "$OUT.txt" || fail "no table row for 8 bytes, fresh data"
+# compare_report.py's per-team-size line against the ratios counted here from summary.csv
+if [ ${#libs[@]} -gt 1 ]; then
+  report=$(python3 bench/compare_report.py "$OUT/summary.csv") || fail "compare_report.py failed"
+  for data in reused fresh; do
+    want=$(awk -F, -v d=$data 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             $col["data"] == d && $col["ratio"] != "" { n++; r = $col["ratio"] + 0;
+               w += (r <= 1.0); t += (r <= 1.3) }
+             END { printf "| 2 | %s | %d | %d | %d |", d, n, w, t }' "$OUT/summary.csv")
+    grep -qF "$want" <<< "$report" || fail "compare_report.py has no line '$want':
+$report"
+  done
+fi
 echo "compare_smoke: ok (${libs[*]})"
