@@ -13,7 +13,7 @@
  *
  * How: the decider of a call (path_tune_decider) keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
- * first CALLS calls that had the choice (SKIP and the blocks below), then takes the
+ * class's first calls that had the choice (the trial plan below), then takes the
  * faster for good and logs it (COLLIE_LOG=info).  Its time is from posting the call to
  * its end on that rank; the best of several leaves out calls that waited for a late peer
  * or were descheduled.  Every rank reads the decider's choice from its board entry, so
