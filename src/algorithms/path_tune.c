@@ -34,9 +34,10 @@
  * few calls of such sizes (a benchmark's 100 ms is 10-20 calls of 32 MiB at P = 3-8):
  * 2 untimed calls and blocks of 2; and once the counted calls of both ways differ by
  * more than CLEAR_LOSS the faster is taken at once, so a way that loses costs about 2
- * calls instead of 8.  Measured (P = 4, bcast of 32 MiB, collie-bench --barrier-each, whose
- * 100 ms are 10 calls): 10.0 ms per call with the trials below 1 MiB's, 7.6 with these;
- * the kernel copy took 15.7 ms there, shared memory 9.1. */
+ * calls instead of 8.  Measured (P = 4, bcast of 32 MiB as collie-bench's second size, so
+ * after 10 warm-up calls, not the first size's 200; --barrier-each; 10-17 timed calls):
+ * 8.9-9.1 ms per call (slowest rank) with the small sizes' plan, 6.2-6.8 with this one;
+ * the trials took 15.7 ms by the kernel copy, 9.1 by shared memory. */
 #define LARGE_CLASS 20          /* 1 MiB */
 #define CLEAR_LOSS 1.5
 #define CLASSES 64
