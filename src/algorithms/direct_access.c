@@ -26,7 +26,9 @@
  *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
  *   it, so the root does not post its next call before every rank read this one.
  *   Calls of at most collie_cells.slots_max bytes (COLLIE_SHM_SLOTS_MAX) that would take
- *   the cells run the algorithm's schedule through the slots instead (use_slots).
+ *   the cells run the algorithm's schedule through the slots instead (use_slots), whose
+ *   messages then stay in user space too (the executor's kernel copy from 32/256 KiB
+ *   would otherwise make "the user way" of path_tune.c a kernel copy after all).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -121,6 +123,8 @@ static int driver_prepare(collie_request_t *req) {
     }
     if (d && req->team->tp->cells)
         d->cells = cells_new(req);
+    /* The slots path is the user-space way (use_cells): not the kernel copy per message. */
+    collie_exec_user_space_only(req);
     req->algo_state = d;
     if (!d || !d->view || !d->srcs || !d->scratch || (req->team->tp->cells && !d->cells))
         return collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for direct_segments (%d chunks "

@@ -17,10 +17,12 @@
  * with the input rewritten before every call (collie-bench --fresh-data, docs/performance.md):
  * the kernel copy of a peer's just-written input made allreduce and reduce 1.2-1.6x slower
  * than the two copies through the slots from 32 to 128 KiB (it only won with the same input
- * reused, whose lines stay cached on the reader); a bcast's or gather's is even or faster. */
+ * reused, whose lines stay cached on the reader); a bcast's or gather's is even or faster.
+ * Not for a request of the direct-access driver (user_space_only): its slots path is the
+ * user-space way it chose (path_tune.c) against its own kernel copy. */
 static inline bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
     const collie_transport *tp = req->team->tp;
-    if (!tp->direct_ok || msg_bytes <= req->chunk_bytes)
+    if (req->user_space_only || !tp->direct_ok || msg_bytes <= req->chunk_bytes)
         return false;
     if (msg_bytes >= tp->direct_min_bytes)
         return true;

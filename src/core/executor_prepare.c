@@ -78,6 +78,12 @@ int collie_exec_prepare(collie_request_t *req) {
     return COLLIE_OK;
 }
 
+void collie_exec_user_space_only(collie_request_t *req) {
+    req->user_space_only = true;
+    for (uint32_t i = 0; i < req->sched.nops; i++)
+        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+}
+
 void collie_exec_restart(collie_request_t *req) {
     req->round = 0;
     req->ntrailing = 0;

@@ -105,6 +105,7 @@ struct collie_request {
     uint32_t pass;
     uint64_t chunk_bytes;           /* inline payload per chunk (element multiple) */
     uint64_t direct_chunk_bytes;
+    bool user_space_only;           /* messages never take the kernel copy (use_direct) */
     int blocked_peer;               /* the peer the last pass waited for */
     bool blocked_on_credit;
     uint64_t moves;                 /* bumped by every progress call that moved data */
@@ -122,6 +123,9 @@ struct collie_request {
 /* Executor (executor.c). */
 int collie_exec_prepare(collie_request_t *req);   /* after the schedule is built */
 void collie_exec_restart(collie_request_t *req);
+/* Keeps req's messages in user space (no kernel single copy, executor_impl.h use_direct)
+ * and recounts their chunks; for a driver whose slots path is its user-space way. */
+void collie_exec_user_space_only(collie_request_t *req);
 /* Runs as far as possible without waiting: COLLIE_OK when finished, COLLIE_TIMEOUT when
  * it waits for a peer (req->blocked_peer), or an error. */
 int collie_exec_progress(collie_request_t *req);

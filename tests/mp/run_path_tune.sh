@@ -4,9 +4,14 @@
 # allreduce, the root (P - 1) for reduce and bcast; then reduce and bcast with the root
 # moving every call, checked exact.  The algorithms that have the choice are
 # forced (auto takes others at some sizes: trees for a small bcast).
-# Usage: run_path_tune.sh COLLIE_RUN MP_PATH_TUNE P
+# Then, with COLLIE_SHM_KERNEL_MIN=0 ("never the kernel copy") and the preload COUNTER
+# counting process_vm_readv/writev calls of 4 KiB or more: none on any rank, whichever
+# path of these algorithms a call takes (mapped, cells or slots: the slots path used to
+# read messages from 256 KiB with the executor's kernel copy); and some with
+# COLLIE_SHM_KERNEL_MIN=32768, so the count does see them.
+# Usage: run_path_tune.sh COLLIE_RUN MP_PATH_TUNE P COUNTER
 set -euo pipefail
-run=$1 prog=$2 P=$3
+run=$1 prog=$2 P=$3 counter=$4
 export COLLIE_ALLREDUCE_ALGO=direct_segments COLLIE_REDUCE_ALGO=direct_segments
 export COLLIE_BCAST_ALGO=direct_copy
 log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 40 2>&1) || { echo "$log" | tail -40; exit 1; }
@@ -27,4 +32,18 @@ done
 # Roots moving every call: each root decides from its own timings; results still exact.
 log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'exact (roots rotating)' <<<"$log")" = "$P" ] || { echo "FAIL: rotating roots: $log"; exit 1; }
-echo "path choice checked at P=$P"
+# Kernel copies counted per rank: "rank R: kernel copies of 4 KiB or more: N".
+copies() {
+  log=$(COLLIE_SHM_KERNEL_MIN=$1 LD_PRELOAD="$counter" "$run" -n "$P" --timeout 240 "$prog" 20 2>&1) ||
+    { echo "$log" | tail -40; exit 1; }
+  [ "$(grep -c 'calls of each collective at 3 sizes exact' <<<"$log")" = "$P" ] ||
+    { echo "FAIL: COLLIE_SHM_KERNEL_MIN=$1: not every rank checked its results"; echo "$log" | tail -20; exit 1; }
+  [ "$(grep -c 'kernel copies of 4 KiB or more' <<<"$log")" = "$P" ] ||
+    { echo "FAIL: the counter did not report on every rank"; echo "$log" | tail -20; exit 1; }
+  grep 'kernel copies of 4 KiB or more' <<<"$log" | awk '{s += $NF} END {print s}'
+}
+never=$(copies 0)
+[ "$never" = 0 ] || { echo "FAIL: COLLIE_SHM_KERNEL_MIN=0 (never the kernel copy), yet $never kernel copies"; exit 1; }
+some=$(copies 32768)
+[ "$some" -gt 0 ] || { echo "FAIL: COLLIE_SHM_KERNEL_MIN=32768, yet the counter saw no kernel copy"; exit 1; }
+echo "path choice checked at P=$P (kernel copies: $never with COLLIE_SHM_KERNEL_MIN=0, $some from 32 KiB)"
