@@ -6,7 +6,9 @@
  * run_path_tune.sh uses it to check that COLLIE_SHM_KERNEL_MIN=0 means no kernel copy on
  * any path, and that the count does see them when they are allowed.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
