@@ -43,6 +43,12 @@ static void compute_deadlines(collie_request_t *req) {
     }
 }
 
+/* Every operation's chunk count (the chunk size depends on use_direct). */
+static void count_chunks(collie_request_t *req) {
+    for (uint32_t i = 0; i < req->sched.nops; i++)
+        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+}
+
 int collie_exec_prepare(collie_request_t *req) {
     collie_team_t *team = req->team;
     collie_transport *tp = team->tp;
@@ -73,15 +79,13 @@ int collie_exec_prepare(collie_request_t *req) {
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
                            collie_coll_name(req->args.coll));
     compute_deadlines(req);
-    for (uint32_t i = 0; i < req->sched.nops; i++)
-        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+    count_chunks(req);
     return COLLIE_OK;
 }
 
 void collie_exec_user_space_only(collie_request_t *req) {
     req->user_space_only = true;
-    for (uint32_t i = 0; i < req->sched.nops; i++)
-        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+    count_chunks(req);
 }
 
 void collie_exec_restart(collie_request_t *req) {
