@@ -17,7 +17,7 @@
 
 /* n untimed calls, made as the timed ones are (new input and a barrier before each with
  * --fresh-data, --barrier-each): what collie learns from a size's first calls (which way
- * buffers that are not mapped move, algorithms/path_tune.c) is then what the timed calls
+ * buffers that are not mapped move, core/path_tune.c) is then what the timed calls
  * see. */
 static void call_as_timed(bench *b, collie_request_t *req, size_t count) {
     if (b->o.fresh_data)

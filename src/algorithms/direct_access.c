@@ -38,7 +38,7 @@
 
 #include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
-#include "algorithms/path_tune.h"
+#include "core/path_tune.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
 #include "core/internal.h"

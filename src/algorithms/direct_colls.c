@@ -19,9 +19,11 @@
  *   chunk of scratch per peer).  A call in which some rank's posted memory is not
  *   registered and that moves at most collie_cells.slots_max bytes (COLLIE_SHM_SLOTS_MAX,
  *   counted over all blocks) runs the algorithm's schedule (flat's) through the slots
- *   instead, after the post, as direct_access.c does: below that size a system call per
- *   peer costs more than the copies it saves.  Every rank decides the same from the
- *   board.  (The copy cells serve allreduce, reduce and bcast only.)
+ *   instead, after the post, as direct_access.c does, when rank 0 chose that way for
+ *   the call's size from timed calls (core/path_tune.c, its choice posted on the board),
+ *   or else when its blocks have fewer than COLLIE_SHM_KERNEL_MIN bytes in all.  Every
+ *   rank decides the same from the board.  The schedule then stays in user space (it is
+ *   the other way).  (The copy cells serve allreduce, reduce and bcast only.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #include "algorithms/direct_access.h"
 #include "base/base.h"
 #include "core/internal.h"
+#include "core/path_tune.h"
 #include "types/types.h"
 
 #define CHUNK_TARGET (64u * 1024u)
@@ -38,6 +41,9 @@ enum phase { POST = 0, WAIT_READY, SLOTS, WAIT_DONE, FINISHED };
 typedef struct colls_state {
     int phase;
     bool read_direct;           /* this call read peers' memory (not the slots) */
+    bool had_choice;            /* rank 0 chose the way for unmapped memory (path_tune.c) */
+    int path;                   /* ... PATH_USER (the slots) or PATH_KERNEL */
+    uint64_t posted_ns;         /* rank 0, timing the call */
     uint64_t total;             /* bytes of all blocks (the same on every rank) */
     uint64_t chunk;             /* reduce_scatter: bytes per chunk, an element multiple */
     const char **view;          /* [size]: peer q's posted memory, mapped, or NULL */
@@ -111,6 +117,7 @@ static int driver_prepare(collie_request_t *req) {
         return collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for %s direct (%d chunks of "
                            "%llu bytes, %llu staged)", a->rank, collie_coll_name(a->coll), P,
                            (unsigned long long)d->chunk, (unsigned long long)d->stage_bytes);
+    collie_exec_user_space_only(req);   /* the schedule is the user-space way */
     return COLLIE_OK;
 }
 
@@ -118,11 +125,17 @@ static void driver_start(collie_request_t *req) {
     colls_state *d = req->algo_state;
     d->phase = POST;
     d->read_direct = false;
+    d->had_choice = false;
 }
 
-/* Posts what peers read of this rank: allgather its own block, else its input. */
-static void post(collie_request_t *req) {
+/* Posts what peers read of this rank: allgather its own block, else its input; rank 0
+ * posts its choice of way with it and times the call. */
+static void post(collie_request_t *req, colls_state *d) {
     const collie_coll_args *a = &req->args;
+    if (path_tune_on(req) && a->rank == path_tune_decider(req)) {
+        req->team->tp->board[a->rank].path = path_tune_pick(req);
+        d->posted_ns = collie_now_ns();
+    }
     uint64_t send, recv, len;
     collie_coll_buffer_bytes(a, a->rank, &send, &recv);
     const char *in = req->buf[SBUF_SEND];
@@ -135,15 +148,20 @@ static void post(collie_request_t *req) {
 }
 
 /* Does some rank read through the kernel (its posted memory is not registered)?  And is
- * the call small enough for the slots then?  The same answer on every rank. */
-static bool use_slots(const collie_request_t *req, const colls_state *d) {
+ * the slots' way the one chosen for such calls then?  The same answer on every rank. */
+static bool use_slots(const collie_request_t *req, colls_state *d) {
     const collie_transport *tp = req->team->tp;
-    if (!tp->cells || d->total > tp->cells->slots_max)
-        return false;
+    bool unmapped = false;
     for (int q = 0; q < req->args.size; q++)
         if (peer_in_len(&req->args, q) && tp->board[q].send_ref.fd < 0)
-            return true;
-    return false;
+            unmapped = true;
+    if (!unmapped || !tp->cells)
+        return false;
+    if (!path_tune_on(req))
+        return d->total < tp->cells->kernel_min;
+    d->had_choice = true;
+    d->path = tp->board[path_tune_decider(req)].path;
+    return d->path == PATH_USER;
 }
 
 static void map_peers(collie_request_t *req, colls_state *d) {
@@ -258,7 +276,7 @@ static int driver_progress(collie_request_t *req) {
     if (req->args.size == 1 || d->total == 0)
         return collie_exec_progress(req);
     if (d->phase == POST) {
-        post(req);
+        post(req, d);
         d->phase = WAIT_READY;
         req->moves++;
     }
@@ -274,6 +292,9 @@ static int driver_progress(collie_request_t *req) {
             return st;
         unstage(req, d);
         d->phase = FINISHED;
+        if (d->had_choice && req->args.rank == path_tune_decider(req))
+            path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
+        d->had_choice = false;
     }
     return COLLIE_OK;
 }

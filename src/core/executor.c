@@ -93,7 +93,7 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     int q = op->peer;
     collie_channel *ch = &tp->to[q];
     uint64_t *prog = &req->progress[i];
-    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
+    uint64_t n = req->nchunks[i], csize = req->chunk_len[i];
     bool direct = use_direct(req, op->bytes);
     if (*prog == 0)
         req->last_seq[i] = 0;
@@ -202,15 +202,36 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
     return COLLIE_OK;
 }
 
+/* Whether op receives one message whose sender chose its way (executor_prepare.c
+ * decide_way): a collective without an op, one incoming source, a size the kernel copy may
+ * carry.  The receiver then takes the chunking of the first chunk that arrives. */
+static bool follows_sender(const collie_request_t *req, const sched_op *op) {
+    if (req->user_space_only || collie_coll_has_op(req->args.coll) || op->nsrc != 1 ||
+        req->sched.srcs[op->src].buf != SBUF_IN)
+        return false;
+    return kernel_copy_allowed(req, op->bytes);
+}
+
+/* The first chunk of op's message arrived: its length says the sender's chunk size (the
+ * single copy's chunks are larger than a slot's; a length that is neither is reported as a
+ * mismatch by reduce_chunk). */
+static void follow_sender(collie_request_t *req, const sched_op *op, uint32_t i,
+                          const collie_slot_hdr *h) {
+    uint64_t len = h->bytes & ~SLOT_FLAGS;
+    uint64_t direct_len = op->bytes < req->direct_chunk_bytes ? op->bytes : req->direct_chunk_bytes;
+    uint64_t c = len == direct_len ? req->direct_chunk_bytes : req->chunk_bytes;
+    req->nchunks[i] = (op->bytes + c - 1) / c;
+    req->chunk_len[i] = req->nchunks[i] > 1 ? c : op->bytes;
+}
+
 static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
     collie_transport *tp = req->team->tp;
     const sched_ref *srcs = &req->sched.srcs[op->src];
     uint64_t *prog = &req->progress[i];
-    uint64_t n = req->nchunks[i], csize = n > 1 ? chunk_size(req, op->bytes) : op->bytes;
     collie_slot_hdr *heads[SCHED_MAX_SOURCES];
     bool stashed[SCHED_MAX_SOURCES];
     uint32_t want = chunk_check(req, op->bytes);
-    while (*prog < n) {
+    while (*prog < req->nchunks[i]) {
         for (int k = 0; k < op->nsrc; k++) {
             if (srcs[k].buf != SBUF_IN)
                 continue;
@@ -224,6 +245,9 @@ static int reduce_progress(collie_request_t *req, const sched_op *op, uint32_t i
                 return COLLIE_TIMEOUT;
             }
         }
+        if (*prog == 0 && follows_sender(req, op))
+            follow_sender(req, op, i, heads[0]);
+        uint64_t csize = req->chunk_len[i];
         uint64_t off = *prog * csize;
         uint64_t len = op->bytes - off < csize ? op->bytes - off : csize;
         int st = reduce_chunk(req, op, heads, off, len);
@@ -380,6 +404,8 @@ int collie_exec_progress(collie_request_t *req) {
             return st;
         if (req->round == req->sched.nrounds) {
             st = req->ntrailing ? COLLIE_TIMEOUT : collie_no_extra_message(req);
+            if (st == COLLIE_OK)
+                collie_exec_finished(req);
             break;
         }
         if ((st = stage_due(req, req->round)) != COLLIE_OK)

@@ -12,22 +12,29 @@
 
 #define OP_DONE UINT64_MAX   /* progress[i] of a finished operation */
 
-/* Single copy (process_vm_readv) for messages from direct_min in any call; from direct_mid_min
- * in calls up to direct_mid_max_call only when the call does not reduce.  Measured at P = 2
+/* Where the single copy (process_vm_readv) may carry a message: from direct_min in any call;
+ * from direct_mid_min in calls up to direct_mid_max_call only when the call does not reduce.  Measured at P = 2
  * with the input rewritten before every call (collie-bench --fresh-data, docs/performance.md):
  * the kernel copy of a peer's just-written input made allreduce and reduce 1.2-1.6x slower
  * than the two copies through the slots from 32 to 128 KiB (it only won with the same input
  * reused, whose lines stay cached on the reader); a bcast's or gather's is even or faster.
  * Not for a request of the direct-access driver (user_space_only): its slots path is the
  * user-space way it chose (path_tune.c) against its own kernel copy. */
-static inline bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
+static inline bool kernel_copy_allowed(const collie_request_t *req, uint64_t msg_bytes) {
     const collie_transport *tp = req->team->tp;
-    if (req->user_space_only || !tp->direct_ok || msg_bytes <= req->chunk_bytes)
+    if (!tp->direct_ok || msg_bytes <= req->chunk_bytes)
         return false;
     if (msg_bytes >= tp->direct_min_bytes)
         return true;
     return msg_bytes >= tp->direct_mid_min_bytes && !collie_coll_has_op(req->args.coll) &&
            req->args.bytes <= tp->direct_mid_max_call_bytes;
+}
+
+/* Whether this rank sends (and, where the sender's way is fixed, expects) a message by the
+ * single copy in this call: where allowed, unless the request stays in user space or this
+ * rank chose user space for this call (send_user, executor_prepare.c). */
+static inline bool use_direct(const collie_request_t *req, uint64_t msg_bytes) {
+    return !req->user_space_only && !req->send_user && kernel_copy_allowed(req, msg_bytes);
 }
 
 static inline uint64_t chunk_size(const collie_request_t *req, uint64_t msg_bytes) {

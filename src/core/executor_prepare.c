@@ -1,12 +1,14 @@
 /*
  * executor_prepare.c — a request's executor state (executor.c runs it): chunk sizes (the
- * slot's, or larger single-copy chunks), per-operation progress, the deadline of every PUT
- * (the first later round that writes its source), and the reset before each start.
+ * slot's, or larger single-copy chunks, as this rank's way for its messages gives them),
+ * per-operation progress, the deadline of every PUT (the first later round that writes its
+ * source), and the reset before each start.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/executor_impl.h"
+#include "core/path_tune.h"
 
 #define DIRECT_CHUNK_TARGET (256u * 1024u)
 
@@ -43,10 +45,41 @@ static void compute_deadlines(collie_request_t *req) {
     }
 }
 
-/* Every operation's chunk count (the chunk size depends on use_direct). */
+/* Every operation's chunk size and count (they depend on use_direct; a receiver that
+ * follows its sender's way recounts at the message's first chunk, executor.c). */
 static void count_chunks(collie_request_t *req) {
+    for (uint32_t i = 0; i < req->sched.nops; i++) {
+        uint64_t bytes = req->sched.ops[i].bytes;
+        req->nchunks[i] = chunk_count(req, bytes);
+        req->chunk_len[i] = req->nchunks[i] > 1 ? chunk_size(req, bytes) : bytes;
+    }
+}
+
+/* Whether some message of req's schedule may take the kernel copy. */
+static bool any_kernel_copy(const collie_request_t *req) {
     for (uint32_t i = 0; i < req->sched.nops; i++)
-        req->nchunks[i] = chunk_count(req, req->sched.ops[i].bytes);
+        if (kernel_copy_allowed(req, req->sched.ops[i].bytes))
+            return true;
+    return false;
+}
+
+/* How this rank's messages move (executor_impl.h use_direct).  A reduction's receiver
+ * combines several senders' chunks in step, so there every rank keeps the same rule: the
+ * thresholds, or never with COLLIE_SHM_KERNEL_MIN=0 (rank 0's setting).  Otherwise each
+ * rank chooses for the messages it sends (its own COLLIE_SHM_KERNEL_MIN; unset: timed per
+ * call, path_tune.c) and the receivers follow. */
+static void decide_way(collie_request_t *req) {
+    const collie_transport *tp = req->team->tp;
+    if (!any_kernel_copy(req))
+        return;
+    if (collie_coll_has_op(req->args.coll)) {
+        req->send_user = tp->cells && tp->cells->kernel_min == UINT64_MAX;
+        return;
+    }
+    if (tp->kernel_min_own == 0)
+        req->way_tuned = true;
+    else
+        req->send_user = req->args.bytes < tp->kernel_min_own;
 }
 
 int collie_exec_prepare(collie_request_t *req) {
@@ -69,23 +102,46 @@ int collie_exec_prepare(collie_request_t *req) {
     req->staged = calloc(nops, sizeof *req->staged);
     req->busy = calloc(2 * (size_t)team->size, sizeof *req->busy);
     req->nchunks = calloc(nops, sizeof *req->nchunks);
+    req->chunk_len = calloc(nops, sizeof *req->chunk_len);
     req->progress_cap = nops;
     if (req->sched.tmp_bytes) {
         req->tmp_alloc = aligned_alloc(64, (req->sched.tmp_bytes + 63) & ~(uint64_t)63);
         req->buf[SBUF_TMP] = req->tmp_alloc;
     }
-    if (!req->progress || !req->last_seq || !req->busy || !req->nchunks || !req->deadline || !req->trailing || !req->staged ||
+    if (!req->progress || !req->last_seq || !req->busy || !req->nchunks || !req->chunk_len ||
+        !req->deadline || !req->trailing || !req->staged ||
         (req->sched.tmp_bytes && !req->tmp_alloc))
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the state of a %s request",
                            collie_coll_name(req->args.coll));
     compute_deadlines(req);
+    decide_way(req);
     count_chunks(req);
     return COLLIE_OK;
 }
 
 void collie_exec_user_space_only(collie_request_t *req) {
     req->user_space_only = true;
+    req->way_tuned = false;
+    req->send_user = false;
     count_chunks(req);
+}
+
+/* A timed request: this call's way, and its start. */
+static void pick_way(collie_request_t *req) {
+    bool user = path_tune_sched_pick(req) == PATH_USER;
+    if (user != req->send_user) {
+        req->send_user = user;
+        count_chunks(req);
+    }
+    req->way_posted_ns = collie_now_ns();
+}
+
+void collie_exec_finished(collie_request_t *req) {
+    if (req->way_tuned && req->way_posted_ns) {
+        path_tune_sched_record(req, req->send_user ? PATH_USER : PATH_KERNEL,
+                               collie_now_ns() - req->way_posted_ns);
+        req->way_posted_ns = 0;
+    }
 }
 
 void collie_exec_restart(collie_request_t *req) {
@@ -98,4 +154,6 @@ void collie_exec_restart(collie_request_t *req) {
     req->nstaged = 0;
     memset(req->progress, 0, req->progress_cap * sizeof *req->progress);
     req->blocked_peer = -1;
+    if (req->way_tuned)
+        pick_way(req);
 }

@@ -49,7 +49,7 @@ struct collie_team {
     collie_team_t *next_sub;        /* the live sub-teams of this process */
     uint32_t nrequests;             /* requests planned on the team and not freed */
     /* The times of the ways buffers that are not mapped can move, per collective and size
-     * (algorithms/path_tune.c; one flat block, made at its first use). */
+     * (core/path_tune.c; one flat block, made at its first use). */
     struct collie_path_tune *path_tune;
 };
 
@@ -96,6 +96,7 @@ struct collie_request {
     uint64_t *progress;             /* per op: chunks done (UINT64_MAX: finished) */
     uint64_t *last_seq;             /* per op: direct PUT, seq of its last chunk */
     uint64_t *nchunks;              /* per op: chunks of its message */
+    uint64_t *chunk_len;            /* per op: bytes per chunk (the last may be shorter) */
     uint32_t *deadline;             /* per PUT: the round before which it must finish */
     uint32_t *trailing;             /* unfinished PUTs of closed rounds, oldest first */
     uint32_t ntrailing;
@@ -106,6 +107,11 @@ struct collie_request {
     uint64_t chunk_bytes;           /* inline payload per chunk (element multiple) */
     uint64_t direct_chunk_bytes;
     bool user_space_only;           /* messages never take the kernel copy (use_direct) */
+    bool way_tuned;                 /* this rank times the way of its messages per call
+                                       (core/path_tune.c); the others follow what arrives */
+    bool send_user;                 /* this call: the messages this rank sends stay in user
+                                       space (no kernel copy) */
+    uint64_t way_posted_ns;         /* way_tuned: when this call started */
     int blocked_peer;               /* the peer the last pass waited for */
     bool blocked_on_credit;
     uint64_t moves;                 /* bumped by every progress call that moved data */
@@ -126,6 +132,8 @@ void collie_exec_restart(collie_request_t *req);
 /* Keeps req's messages in user space (no kernel single copy, executor_impl.h use_direct)
  * and recounts their chunks; for a driver whose slots path is its user-space way. */
 void collie_exec_user_space_only(collie_request_t *req);
+/* The executor finished req's call on this rank (records a timed way, path_tune.c). */
+void collie_exec_finished(collie_request_t *req);
 /* Runs as far as possible without waiting: COLLIE_OK when finished, COLLIE_TIMEOUT when
  * it waits for a peer (req->blocked_peer), or an error. */
 int collie_exec_progress(collie_request_t *req);

@@ -322,6 +322,7 @@ void collie_request_free(collie_request_t *req) {
     free(req->progress);
     free(req->last_seq);
     free(req->nchunks);
+    free(req->chunk_len);
     if (req->staged)
         for (uint32_t i = 0; i < req->progress_cap; i++)
             free(req->staged[i]);

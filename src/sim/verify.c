@@ -161,11 +161,26 @@ static int missing_source(sym_sim *m, int r, const sched_op *op) {
     return -1;
 }
 
+/* A collective without an op takes each incoming message in a REDUCE of its own: its
+ * senders choose their messages' way (kernel copy or slots) each alone, and a receiver
+ * follows one sender's chunking (core/executor.c follow_sender), not several in step. */
+static bool one_incoming(sym_sim *m, int r, uint32_t round, const sched_op *op) {
+    uint32_t incoming = 0;
+    for (uint32_t k = 0; k < op->nsrc; k++)
+        incoming += m->ranks[r].s->srcs[op->src + k].buf == SBUF_IN;
+    if (incoming <= 1 || op->bytes == 0 || collie_coll_has_op(m->a->coll))
+        return true;
+    return sym_fail(m, r, round, -1, "a REDUCE of a %s (no op) takes %u incoming messages at once",
+                    collie_coll_name(m->a->coll), incoming);
+}
+
 static bool do_reduce(sym_sim *m, int r, uint32_t round, const sched_op *op) {
     sym_rank *rs = &m->ranks[r];
     const sched_ref *src = &rs->s->srcs[op->src];
     size_t n = (size_t)(op->bytes / m->es);
     sym_msg *in[SCHED_MAX_SOURCES];
+    if (!one_incoming(m, r, round, op))
+        return false;
     for (uint32_t k = 0; k < op->nsrc; k++) {
         in[k] = NULL;
         if (src[k].buf == SBUF_IN &&

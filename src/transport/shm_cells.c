@@ -11,7 +11,7 @@
  * Where the kernel single copy (process_vm_readv/writev) is used instead of the cells or
  * the slots for buffers that are not mapped: COLLIE_SHM_KERNEL_MIN fixes it (from that many
  * bytes; 0: never); unset, the rank that decides each call picks by timing its first calls
- * of each size class both ways (algorithms/path_tune.c).  Rank 0 writes the setting into
+ * of each size class both ways (core/path_tune.c).  Rank 0 writes the setting into
  * the segment's header, so all ranks agree.
  */
 #include <stdlib.h>

@@ -19,7 +19,7 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg);
 /* Bytes of the cell region in the segment (page multiple). */
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
 /* COLLIE_SHM_KERNEL_MIN for a team of `size`: UINT64_MAX never (set to 0, or one rank),
- * else from that many bytes; 0 when unset: chosen per call (algorithms/path_tune.c). */
+ * else from that many bytes; 0 when unset: chosen per call (core/path_tune.c). */
 uint64_t collie_shm_kernel_min(int size);
 /* Sets tp->cells to the region (tp->size set); no-op without cells. */
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg);

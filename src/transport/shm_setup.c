@@ -298,6 +298,7 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
         tp->direct_min_bytes = im->hdr->direct_min;
         tp->direct_mid_min_bytes = im->hdr->direct_mid_min;
         tp->direct_mid_max_call_bytes = im->hdr->direct_mid_max_call;
+        tp->kernel_min_own = collie_shm_kernel_min(cfg->size);
         if (im->hdr->size != cfg->size)
             st = collie_fail(COLLIE_ERR_ARG, "team size %d but the job's segment was made for %d",
                              cfg->size, im->hdr->size);

@@ -117,7 +117,7 @@ typedef struct collie_board_entry {
      * reader never pairs one call's `done` with the next call's check */
     _Atomic uint64_t done_call;
     /* The way the posted call moves buffers that are not mapped, when this rank decides
-     * it (algorithms/path_tune.c: PATH_USER or PATH_KERNEL); set before `ready`. */
+     * it (core/path_tune.c: PATH_USER or PATH_KERNEL); set before `ready`. */
     int32_t path;
     char pad[2 * COLLIE_CACHELINE - 92];
     /* The last calls this rank started, at [seq % COLLIE_CALL_HISTORY] (written by
@@ -151,7 +151,7 @@ typedef struct collie_cells {
                                     rather than through the cells or the slots
                                     (COLLIE_SHM_KERNEL_MIN, rank 0's; UINT64_MAX: never);
                                     0: the rank that decides a call picks the way from
-                                    timed calls (algorithms/path_tune.c) */
+                                    timed calls (core/path_tune.c) */
     uint64_t slots_max;          /* calls of at most this many bytes whose buffers are not all
                                     mapped run their schedule through the slots (the
                                     channels) instead: the cells' steps cost more than they
@@ -209,6 +209,10 @@ typedef struct collie_transport {
     uint64_t direct_min_bytes;   /* messages at least this large go single-copy */
     uint64_t direct_mid_min_bytes; /* ... and these, in calls of at most */
     uint64_t direct_mid_max_call_bytes; /* this many bytes (UINT64_MAX: off) */
+    uint64_t kernel_min_own;     /* this rank's COLLIE_SHM_KERNEL_MIN, for the messages it
+                                    sends in schedules of collectives without an op: 0 =
+                                    timed per call (core/path_tune.c), UINT64_MAX = never,
+                                    else in calls of at least this many bytes */
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */

@@ -1,6 +1,6 @@
 /*
  * mp_path_tune.c — the per-call choice of way for buffers that are not mapped
- * (algorithms/path_tune.c): while the decider of a size class times both ways and after it
+ * (core/path_tune.c): while the decider of a size class times both ways and after it
  * chose, every call must give the exact result, on every rank, whichever way it took.
  *
  *   collie-run -n P mp_path_tune [CALLS [rotate]]   (default 40 calls per collective and

@@ -1,6 +1,15 @@
 /*
  * path_tune.c — the choice between the user-space path (slots or copy cells) and the
- * kernel single copy for buffers that are not mapped, per collective and size class.
+ * kernel single copy for buffers that are not mapped, per collective and size class, at
+ * two levels:
+ *   - the direct-access driver (allreduce and reduce `direct_segments`, bcast
+ *     `direct_copy`): the rank that decides a call (path_tune_decider) picks the way for
+ *     every rank and posts it on the board;
+ *   - the schedules' messages (every other algorithm, through the executor): each rank
+ *     picks the way of the messages it sends (core/executor_prepare.c), and the receiver
+ *     follows the chunking of what arrives, so no agreement is needed.  Only for
+ *     collectives without a reduction operation: a reduction's receiver combines several
+ *     senders' chunks in step, so there every rank keeps the fixed thresholds.
  *
  * Why timed calls: which way is faster depends on the machine (how fast process_vm_readv
  * runs against a copy between cores), on the collective, on the number of ranks per core
@@ -11,7 +20,7 @@
  * at start-up (what collie measured before) does not see the copy between cores and chose
  * wrongly there.
  *
- * How: the decider of a call (path_tune_decider) keeps, per collective and size class
+ * How: the deciding rank keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
  * class's first calls that had the choice (the trial plan below), then takes the
  * faster for good and logs it (COLLIE_LOG=info).  Its time is from posting the call to
@@ -22,7 +31,7 @@
  */
 #include <stdlib.h>
 
-#include "algorithms/path_tune.h"
+#include "core/path_tune.h"
 #include "base/base.h"
 
 /* The trial calls of a size class.  Below LARGE_CLASS (a power of two of bytes) the first
@@ -40,8 +49,13 @@
  * the trials took 15.7 ms by the kernel copy, 9.1 by shared memory. */
 #define LARGE_CLASS 20          /* 1 MiB */
 #define CLEAR_LOSS 1.5
+/* A rank that chooses for the messages it sends alone (the schedules' level) takes the
+ * kernel copy only when it was at least this much faster: its time includes the waits for
+ * its peers, and a rank whose peers ran late during the trials saw both ways take about
+ * the same (measured: alltoall 32 KiB at P = 2, one rank 257 and 266 us, the other 4.1 and
+ * 2.2 us); shared memory, the way of the first calls, stays then. */
+#define SCHED_KERNEL_MARGIN 0.9
 #define CLASSES 64
-#define COLLS 3   /* allreduce, reduce, bcast */
 
 typedef struct tune_class {
     uint64_t best[2];   /* per way, ns, over the counted calls */
@@ -50,7 +64,8 @@ typedef struct tune_class {
 } tune_class;
 
 struct collie_path_tune {
-    tune_class cls[COLLS][CLASSES];
+    tune_class driver[COLL_COUNT][CLASSES];     /* direct_segments, direct_copy, `direct` */
+    tune_class sched[COLL_COUNT][CLASSES];      /* the schedules' messages, as this rank sends */
 };
 
 bool path_tune_on(const collie_request_t *req) {
@@ -59,11 +74,8 @@ bool path_tune_on(const collie_request_t *req) {
 }
 
 int path_tune_decider(const collie_request_t *req) {
-    return req->args.coll == COLL_ALLREDUCE ? 0 : req->args.root;
-}
-
-static int coll_index(int c) {
-    return c == COLL_ALLREDUCE ? 0 : c == COLL_REDUCE ? 1 : 2;
+    int c = req->args.coll;
+    return c == COLL_REDUCE || c == COLL_BCAST ? req->args.root : 0;
 }
 
 static int class_of(uint64_t bytes) {
@@ -73,12 +85,15 @@ static int class_of(uint64_t bytes) {
     return k;
 }
 
-/* This team's table, made at its first use (NULL: no memory; then the user path). */
-static tune_class *class_for(collie_request_t *req) {
+/* This team's entry for req's call (NULL: no memory; then the user path); sched: the
+ * schedules' table, else the direct-access driver's. */
+static tune_class *class_for(collie_request_t *req, bool sched) {
     collie_team_t *t = req->team;
     if (!t->path_tune && !(t->path_tune = calloc(1, sizeof *t->path_tune)))
         return NULL;
-    return &t->path_tune->cls[coll_index(req->args.coll)][class_of(req->args.bytes)];
+    int k = class_of(req->args.bytes);
+    return sched ? &t->path_tune->sched[req->args.coll][k]
+                 : &t->path_tune->driver[req->args.coll][k];
 }
 
 typedef struct trial_plan {
@@ -89,8 +104,8 @@ static trial_plan plan_of(int k) {
     return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 16, 4 };
 }
 
-int path_tune_pick(collie_request_t *req) {
-    tune_class *c = class_for(req);
+static int pick(collie_request_t *req, bool sched) {
+    tune_class *c = class_for(req, sched);
     if (!c)
         return PATH_USER;
     if (c->chosen)
@@ -100,13 +115,20 @@ int path_tune_pick(collie_request_t *req) {
     return block == 1 || block == 2 ? PATH_KERNEL : PATH_USER;
 }
 
-static void choose(collie_request_t *req, tune_class *c, int counted) {
-    c->chosen = 1 + (c->best[PATH_KERNEL] < c->best[PATH_USER] ? PATH_KERNEL : PATH_USER);
+int path_tune_pick(collie_request_t *req) { return pick(req, false); }
+
+int path_tune_sched_pick(collie_request_t *req) { return pick(req, true); }
+
+static void choose(collie_request_t *req, tune_class *c, int counted, bool sched) {
+    double margin = sched ? SCHED_KERNEL_MARGIN : 1.0;
+    bool kernel = (double)c->best[PATH_KERNEL] < margin * (double)c->best[PATH_USER];
+    c->chosen = 1 + (kernel ? PATH_KERNEL : PATH_USER);
     int k = class_of(req->args.bytes);
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B on %d ranks with buffers "
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks with buffers "
                "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us "
                "(best of %d counted calls): taking %s", req->args.rank,
-               collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
+               sched ? "the messages it sends in " : "", collie_coll_name(req->args.coll),
+               1ull << k, (2ull << k) - 1, req->args.size,
                c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3, counted,
                c->chosen == 1 + PATH_KERNEL ? "the kernel copy" : "shared memory");
 }
@@ -117,8 +139,8 @@ static bool clear_loss(const tune_class *c) {
     return k && u && (k > CLEAR_LOSS * u || u > CLEAR_LOSS * k);
 }
 
-void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
-    tune_class *c = class_for(req);
+static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
+    tune_class *c = class_for(req, sched);
     if (!c || c->chosen)
         return;
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
@@ -132,7 +154,13 @@ void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
     int done = ++c->calls - t.skip;   /* trial calls so far */
     int per_block = t.block - 1;      /* counted calls per block */
     if (done >= 4 * t.block)
-        choose(req, c, 4 * per_block);
+        choose(req, c, 4 * per_block, sched);
     else if (k >= LARGE_CLASS && counted && clear_loss(c))
-        choose(req, c, (done + t.block - 1) / t.block * per_block);
+        choose(req, c, (done + t.block - 1) / t.block * per_block, sched);
+}
+
+void path_tune_record(collie_request_t *req, int path, uint64_t ns) { record(req, path, ns, false); }
+
+void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
+    record(req, path, ns, true);
 }
