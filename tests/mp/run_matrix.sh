@@ -7,16 +7,14 @@
 #
 #   run_matrix.sh --run PATH/collie-run --prog PATH/mp_collectives
 #                 [--colls "allreduce reduce bcast barrier"] [--timeout S] [--long-only]
-#                 [--algos "NAME ..."] [--alloc malloc|collie|mixed] [--wrapper CMD] P [P ...]
+#                 [--algos "NAME ..."] [--alloc malloc|collie|mixed] P [P ...]
 #
 # --long-only: run only when COLLIE_LONG_TESTS=1, else exit 77 (ctest's "skipped").
 # --algos: only these of the registered algorithms (and no "auto"); --alloc: passed to
-# mp_collectives (where the buffers come from; mixed: collie_alloc and malloc per rank);
-# --wrapper: a script every rank runs in front of mp_collectives (it execs its arguments).
+# mp_collectives (where the buffers come from; mixed: collie_alloc and malloc per rank).
 set -u
 
 run="" prog="" colls="allreduce reduce bcast barrier" timeout=120 long_only=0 only="" alloc=malloc
-wrapper=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --run) run="$2"; shift 2 ;;
@@ -26,7 +24,6 @@ while [ $# -gt 0 ]; do
         --long-only) long_only=1; shift ;;
         --algos) only="$2"; shift 2 ;;
         --alloc) alloc="$2"; shift 2 ;;
-        --wrapper) wrapper="$2"; shift 2 ;;
         --) shift; break ;;
         -*) echo "run_matrix.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -70,8 +67,8 @@ run_one() {
     dir=$(mktemp -d "$top/run.XXXXXX")
     log="$dir/log"
     t0=$(now)
-    "$run" -n "$p" --timeout "$timeout" -- $wrapper "$prog" --coll "$coll" --algo "$algo" \
-        --dir "$dir" --alloc "$alloc" >"$log" 2>&1
+    "$run" -n "$p" --timeout "$timeout" -- "$prog" --coll "$coll" --algo "$algo" --dir "$dir" \
+        --alloc "$alloc" >"$log" 2>&1
     rc=$?
     t1=$(now)
     [ $rc -eq 0 ] || { ok=0; why="exit status $rc"; }
