@@ -220,7 +220,12 @@ static const rule rules[] = {
      * 256 KiB and 1.45-1.59 at 128 KiB; alltoall direct 0.95-1.31 (mostly 1.1-1.25) of flat's
      * from 256 KiB, also with collie_alloc buffers (1.09-1.20 at P = 5, 8); allgather mixed
      * (0.89-1.31), its P <= 4 rule kept */
-    { COLL_REDUCE_SCATTER, 2, 4, 512 << 10, { "flat" } },
+    /* P = 2..4 from 256 KiB `direct` (session 15, AMD EPYC VM, collie-bench --algo flat /
+     * direct --barrier-each [--fresh-data], 128 KiB-1 MiB, malloc buffers): flat's messages
+     * from 256 KiB take the kernel copy (a reduction's receivers combine in step, so its
+     * way is fixed), direct chooses its way from timed calls and took 0.4-0.6 of flat's
+     * time at 256 KiB-1 MiB (P = 4 256 KiB fresh 0.83); at 128 KiB equal or flat faster */
+    { COLL_REDUCE_SCATTER, 2, 4, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 5, 8, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },
