@@ -203,13 +203,15 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
 }
 
 /* Whether op receives one message whose sender chose its way (executor_prepare.c
- * decide_way): a collective without an op, one incoming source, a size the kernel copy may
- * carry.  The receiver then takes the chunking of the first chunk that arrives. */
+ * decide_way): a collective without an op, one incoming source, more than a slot.  The
+ * receiver then takes the chunking of the first chunk that arrives.  Not from its own
+ * kernel_copy_allowed: in a v form the call's bytes (this rank's count) differ between
+ * ranks, and with them whether the mid range applies. */
 static bool follows_sender(const collie_request_t *req, const sched_op *op) {
     if (req->user_space_only || collie_coll_has_op(req->args.coll) || op->nsrc != 1 ||
         req->sched.srcs[op->src].buf != SBUF_IN)
         return false;
-    return kernel_copy_allowed(req, op->bytes);
+    return req->team->tp->direct_ok && op->bytes > req->chunk_bytes;
 }
 
 /* The first chunk of op's message arrived: its length says the sender's chunk size (the
