@@ -1,7 +1,8 @@
 /*
- * cells.c — the copy-cell engine and driver of allreduce, reduce and bcast `cells` (their
- * files in allreduce/, reduce/ and bcast/ hold the references, cost and the schedule the
- * verifier and the simulator see); direct_access.c runs the same engine when a call's
+ * cells.c — the copy-cell engine and driver of the `cells` algorithms (their files in
+ * allreduce/, reduce/, bcast/, allgather/ and alltoall/ hold the references, cost and the
+ * schedule the verifier and the simulator see; allgather's and alltoall's moves are in
+ * cells_blocks.c); direct_access.c and direct_colls.c run the same engine when a call's
  * buffers cannot all be mapped and the kernel copy was not measured to be faster.
  *
  * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
@@ -21,22 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/cells.h"
+#include "algorithms/cells_impl.h"
 #include "algorithms/direct_access.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
 #include "core/internal.h"
 #include "types/types.h"
 
-struct cells_run {
-    uint64_t base;          /* global step before this call's first */
-    uint64_t nsteps, chunk; /* steps, bytes per step (an element multiple) */
-    uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
-    const void **srcs;      /* [size] */
-    bool begun;
-};
-
 bool cells_accepts(const collie_coll_args *a, const char **why) {
+    if (a->coll == COLL_ALLGATHER || a->coll == COLL_ALLTOALL)
+        return cells_blocks_accepts(a, why);
     if (!a->cell_bytes) {
         *why = "needs the copy cells of the shm transport";
         return false;
@@ -76,7 +71,7 @@ void cells_reset(cells_run *c) { c->begun = false; }
  * but at least STEP_MIN (a step costs a few flag loads and stores) and at most a cell;
  * a multiple of 64 bytes when the element size divides 64, else of the element size. */
 #define STEP_MIN (16u * 1024u)
-static uint64_t step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
+uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
     uint64_t want = bytes / 8 < STEP_MIN ? STEP_MIN : bytes / 8;
     uint64_t unit = 64 % elem == 0 ? 64 : elem;
     if (want > cell)
@@ -85,16 +80,21 @@ static uint64_t step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
     return r ? r : cell / elem * elem;
 }
 
-/* Takes this call's steps (the same on every rank: they all take the same calls). */
-static void begin(collie_request_t *req, cells_run *c) {
+void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk) {
     collie_cells *cl = req->team->tp->cells;
-    uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
-    c->chunk = step_bytes(req->args.bytes, elem, cl->cell_bytes);
-    c->nsteps = c->chunk ? (req->args.bytes + c->chunk - 1) / c->chunk : 0;
+    c->chunk = chunk;
+    c->nsteps = nsteps;
     c->base = cl->step;
-    cl->step += c->nsteps;
+    cl->step += nsteps;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
+}
+
+/* Takes this call's steps (the same on every rank: they all take the same calls). */
+static void begin(collie_request_t *req, cells_run *c) {
+    uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
+    uint64_t chunk = cells_step_bytes(req->args.bytes, elem, req->team->tp->cells->cell_bytes);
+    cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk);
 }
 
 typedef struct step_view {
@@ -120,7 +120,7 @@ static void slice_of(const collie_request_t *req, const step_view *v, int q, uin
 }
 
 /* Has q's word reached step t?  Else note it as what this rank waits for. */
-static bool reached(collie_request_t *req, int q, collie_counter *w, uint64_t t) {
+bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t) {
     if (atomic_load_explicit(&w->value, memory_order_acquire) >= t)
         return true;
     req->blocked_peer = q;
@@ -129,7 +129,7 @@ static bool reached(collie_request_t *req, int q, collie_counter *w, uint64_t t)
     return false;
 }
 
-static void publish(collie_request_t *req, collie_counter *w, uint64_t t) {
+void cells_publish(collie_request_t *req, collie_counter *w, uint64_t t) {
     collie_transport *tp = req->team->tp;
     atomic_store_explicit(&w->value, t, memory_order_release);
     for (int q = 0; q < req->args.size; q++)
@@ -139,7 +139,7 @@ static void publish(collie_request_t *req, collie_counter *w, uint64_t t) {
 }
 
 /* The cell of q at step t holds this call's data (else the ranks called different things). */
-static int check_cell(collie_request_t *req, int q, uint64_t t) {
+int cells_check_cell(collie_request_t *req, int q, uint64_t t) {
     if (*collie_cell_check(req->team->tp->cells, q, t) == req->check)
         return COLLIE_OK;
     return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d's copy cell holds "
@@ -149,25 +149,37 @@ static int check_cell(collie_request_t *req, int q, uint64_t t) {
 }
 
 /* Every rank freed step t − ncells, so this rank may write step t into its cell. */
-static int may_write(collie_request_t *req, uint64_t t) {
+int cells_may_write(collie_request_t *req, uint64_t t) {
     collie_cells *cl = req->team->tp->cells;
     if (t <= cl->ncells)
         return COLLIE_OK;
     for (int q = 0; q < req->args.size; q++)
-        if (!reached(req, q, &cl->ctrl[q].freed, t - cl->ncells))
+        if (!cells_reached(req, q, &cl->ctrl[q].freed, t - cl->ncells))
             return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
     return COLLIE_OK;
 }
 
-/* Waits for word `which` (in or out) of every other rank at step t, and checks the cells. */
+int cells_wait_in(collie_request_t *req, int q, uint64_t t) {
+    if (!cells_reached(req, q, &req->team->tp->cells->ctrl[q].in, t))
+        return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+    return cells_check_cell(req, q, t);
+}
+
+/* Waits for word `in` or `out` of every other rank at step t, and checks the cells. */
 static int all_at(collie_request_t *req, uint64_t t, bool out) {
     collie_cells *cl = req->team->tp->cells;
     for (int q = 0; q < req->args.size; q++) {
         if (q == req->args.rank)
             continue;
-        if (!reached(req, q, out ? &cl->ctrl[q].out : &cl->ctrl[q].in, t))
+        if (!out) {
+            int st = cells_wait_in(req, q, t);
+            if (st)
+                return st;
+            continue;
+        }
+        if (!cells_reached(req, q, &cl->ctrl[q].out, t))
             return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        int st = check_cell(req, q, t);
+        int st = cells_check_cell(req, q, t);
         if (st)
             return st;
     }
@@ -192,7 +204,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     int me = req->args.rank;
     bool whole = whole_vector(req);
     step_view v = view_of(req, c, c->next_in);
-    int st = may_write(req, v.t);
+    int st = cells_may_write(req, v.t);
     if (st)
         return st;
     uint64_t lo = 0, n = 0;
@@ -203,9 +215,9 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     memcpy(cell, in, lo);
     memcpy(cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
-    publish(req, &cl->ctrl[me].in, v.t);
+    cells_publish(req, &cl->ctrl[me].in, v.t);
     if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
-        publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].freed, v.t);
     c->next_in++;
     return COLLIE_OK;
 }
@@ -229,10 +241,10 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
     if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
         if (dst != cell + lo)
             memcpy(cell + lo, dst, n);
-        publish(req, &cl->ctrl[me].out, v.t);
+        cells_publish(req, &cl->ctrl[me].out, v.t);
     }
     if (!gets_result(req))
-        publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].freed, v.t);
     c->next_red++;
     return COLLIE_OK;
 }
@@ -251,7 +263,7 @@ static int copy_out(collie_request_t *req, cells_run *c) {
         slice_of(req, &v, q, &lo, &n);
         memcpy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t) + lo, n);
     }
-    publish(req, &cl->ctrl[req->args.rank].freed, v.t);
+    cells_publish(req, &cl->ctrl[req->args.rank].freed, v.t);
     c->next_out++;
     return COLLIE_OK;
 }
@@ -277,7 +289,7 @@ static int reduce_whole(collie_request_t *req, cells_run *c) {
     st = collie_reduce_n((char *)req->buf[SBUF_RECV] + v.off, c->srcs, 2, v.count, req->dtype, req->op);
     if (st)
         return st;
-    publish(req, &cl->ctrl[me].freed, v.t);
+    cells_publish(req, &cl->ctrl[me].freed, v.t);
     c->next_red++;
     return COLLIE_OK;
 }
@@ -319,39 +331,64 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     char *buf = req->buf[SBUF_RECV];
     if (me == root) {
         step_view v = view_of(req, c, c->next_in);
-        int st = may_write(req, v.t);
+        int st = cells_may_write(req, v.t);
         if (st)
             return st;
         memcpy(collie_cell(cl, me, v.t), buf + v.off, v.len);
         *collie_cell_check(cl, me, v.t) = req->check;
-        publish(req, &cl->ctrl[me].in, v.t);
-        publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].in, v.t);
+        cells_publish(req, &cl->ctrl[me].freed, v.t);
         c->next_in = c->next_out = c->next_in + 1;
         return COLLIE_OK;
     }
     step_view v = view_of(req, c, c->next_out);
-    if (!reached(req, root, &cl->ctrl[root].in, v.t))
-        return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-    int st = check_cell(req, root, v.t);
+    int st = cells_wait_in(req, root, v.t);
     if (st)
         return st;
     memcpy(buf + v.off, collie_cell(cl, root, v.t), v.len);
-    publish(req, &cl->ctrl[me].freed, v.t);
+    cells_publish(req, &cl->ctrl[me].freed, v.t);
     c->next_out++;
     return COLLIE_OK;
 }
 
 /* ---- the engine ------------------------------------------------------------------------- */
 
+static bool done_here(const collie_request_t *req, const cells_run *c) {
+    switch (req->args.coll) {
+    case COLL_BCAST:
+        return c->next_out == c->nsteps;
+    case COLL_ALLGATHER:
+    case COLL_ALLTOALL:
+        return cells_blocks_done(req, c);
+    default:
+        return reduction_done(req, c);
+    }
+}
+
+static int move(collie_request_t *req, cells_run *c) {
+    switch (req->args.coll) {
+    case COLL_BCAST:
+        return move_bcast(req, c);
+    case COLL_ALLGATHER:
+    case COLL_ALLTOALL:
+        return cells_blocks_move(req, c);
+    default:
+        return whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
+    }
+}
+
 int cells_progress(collie_request_t *req, cells_run *c) {
-    if (!c->begun)
-        begin(req, c);
-    bool bcast = req->args.coll == COLL_BCAST;
+    if (!c->begun) {
+        bool blocks = req->args.coll == COLL_ALLGATHER || req->args.coll == COLL_ALLTOALL;
+        if (blocks)
+            cells_blocks_begin(req, c);
+        else
+            begin(req, c);
+    }
     for (;;) {
-        bool done = bcast ? c->next_out == c->nsteps : reduction_done(req, c);
-        if (done)
+        if (done_here(req, c))
             return COLLIE_OK;
-        int st = bcast ? move_bcast(req, c) : whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
+        int st = move(req, c);
         if (st != COLLIE_OK)
             return st;
     }
@@ -367,7 +404,8 @@ static int driver_prepare(collie_request_t *req) {
 static void driver_start(collie_request_t *req) { cells_reset(req->algo_state); }
 
 static int driver_progress(collie_request_t *req) {
-    if (req->args.size == 1 || req->args.bytes == 0)
+    bool blocks = req->args.coll == COLL_ALLGATHER || req->args.coll == COLL_ALLTOALL;
+    if (req->args.size == 1 || (req->args.bytes == 0 && !blocks))   /* allgatherv: others' */
         return collie_exec_progress(req);
     return cells_progress(req, req->algo_state);
 }

@@ -23,11 +23,16 @@
  *   the call's size from timed calls (core/path_tune.c, its choice posted on the board),
  *   or else when its blocks have fewer than COLLIE_SHM_KERNEL_MIN bytes in all.  Every
  *   rank decides the same from the board.  The schedule then stays in user space (it is
- *   the other way).  (The copy cells serve allreduce, reduce and bcast only.)
+ *   the other way).  allgather and alltoall (block form) take the copy cells as that way
+ *   when the shm transport has them (cells_blocks.c): a rank's data is copied once into its
+ *   cells and once out, in chunks up to a cell, with no system call and no message per
+ *   16 KiB slot; their steps need no `done` (every rank read the board before it publishes
+ *   its first step, and a rank finishes only after every peer's last one).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
 #include "base/base.h"
 #include "core/internal.h"
@@ -36,7 +41,7 @@
 
 #define CHUNK_TARGET (64u * 1024u)
 
-enum phase { POST = 0, WAIT_READY, SLOTS, WAIT_DONE, FINISHED };
+enum phase { POST = 0, WAIT_READY, SLOTS, CELLS, WAIT_DONE, FINISHED };
 
 typedef struct colls_state {
     int phase;
@@ -46,6 +51,7 @@ typedef struct colls_state {
     uint64_t posted_ns;         /* rank 0, timing the call */
     uint64_t total;             /* bytes of all blocks (the same on every rank) */
     uint64_t chunk;             /* reduce_scatter: bytes per chunk, an element multiple */
+    cells_run *cells;           /* allgather, alltoall: the copy cells' engine, or NULL */
     const char **view;          /* [size]: peer q's posted memory, mapped, or NULL */
     const void **srcs;          /* [size]: reduce_scatter's sources of one chunk */
     char *scratch;              /* reduce_scatter: [size][chunk] read from unmapped peers */
@@ -112,7 +118,10 @@ static int driver_prepare(collie_request_t *req) {
     d->scratch = red ? malloc((size_t)P * d->chunk) : NULL;
     if (d->stage_bytes > req->sched.tmp_bytes)
         d->stage_alloc = malloc(d->stage_bytes);
-    if (!d->view || (red && (!d->srcs || !d->scratch)) ||
+    const char *why = NULL;
+    bool cells = !red && cells_accepts(a, &why);
+    d->cells = cells ? cells_new(req) : NULL;
+    if (!d->view || (red && (!d->srcs || !d->scratch)) || (cells && !d->cells) ||
         (d->stage_bytes > req->sched.tmp_bytes && !d->stage_alloc))
         return collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for %s direct (%d chunks of "
                            "%llu bytes, %llu staged)", a->rank, collie_coll_name(a->coll), P,
@@ -126,6 +135,8 @@ static void driver_start(collie_request_t *req) {
     d->phase = POST;
     d->read_direct = false;
     d->had_choice = false;
+    if (d->cells)
+        cells_reset(d->cells);
 }
 
 /* Posts what peers read of this rank: allgather its own block, else its input; rank 0
@@ -237,8 +248,9 @@ static int leave_ready(collie_request_t *req, colls_state *d) {
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
     if (use_slots(req, d)) {
-        direct_mark_done(req);
-        d->phase = SLOTS;
+        d->phase = d->cells ? CELLS : SLOTS;
+        if (d->phase == SLOTS)
+            direct_mark_done(req);
         return COLLIE_OK;
     }
     map_peers(req, d);
@@ -270,6 +282,14 @@ static void unstage(collie_request_t *req, colls_state *d) {
     }
 }
 
+/* The call is over on this rank: the decider records its time for the way it took. */
+static void finish(collie_request_t *req, colls_state *d) {
+    d->phase = FINISHED;
+    if (d->had_choice && req->args.rank == path_tune_decider(req))
+        path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
+    d->had_choice = false;
+}
+
 static int driver_progress(collie_request_t *req) {
     colls_state *d = req->algo_state;
     int st;
@@ -287,14 +307,16 @@ static int driver_progress(collie_request_t *req) {
             return st;
         d->phase = WAIT_DONE;
     }
+    if (d->phase == CELLS) {
+        if ((st = cells_progress(req, d->cells)) != COLLIE_OK)
+            return st;
+        finish(req, d);
+    }
     if (d->phase == WAIT_DONE) {
         if ((st = direct_all_reached(req, false)) != COLLIE_OK)
             return st;
         unstage(req, d);
-        d->phase = FINISHED;
-        if (d->had_choice && req->args.rank == path_tune_decider(req))
-            path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
-        d->had_choice = false;
+        finish(req, d);
     }
     return COLLIE_OK;
 }
@@ -306,6 +328,7 @@ static void driver_release(collie_request_t *req) {
         free(d->srcs);
         free(d->scratch);
         free(d->stage_alloc);
+        cells_free(d->cells);
         free(d);
     }
     req->algo_state = NULL;

@@ -68,6 +68,8 @@ extern const collie_algorithm collie_algo_alltoall_bruck;
 extern const collie_algorithm collie_algo_allgather_direct;
 extern const collie_algorithm collie_algo_reduce_scatter_direct;
 extern const collie_algorithm collie_algo_alltoall_direct;
+extern const collie_algorithm collie_algo_allgather_cells;
+extern const collie_algorithm collie_algo_alltoall_cells;
 extern const collie_algorithm collie_algo_gather_binomial;
 extern const collie_algorithm collie_algo_scatter_binomial;
 extern const collie_algorithm collie_algo_scan_recursive_doubling;
@@ -124,6 +126,7 @@ static const collie_algorithm *const allgather_algos[] = {
     &collie_algo_allgather_recursive_doubling,
     &collie_algo_allgather_bruck,
     &collie_algo_allgather_direct,
+    &collie_algo_allgather_cells,
 };
 static const collie_algorithm *const reduce_scatter_algos[] = {
     &collie_algo_reduce_scatter_flat,
@@ -136,6 +139,7 @@ static const collie_algorithm *const alltoall_algos[] = {
     &collie_algo_alltoall_pairwise,
     &collie_algo_alltoall_bruck,
     &collie_algo_alltoall_direct,
+    &collie_algo_alltoall_cells,
 };
 static const collie_algorithm *const gather_algos[] = {
     &collie_algo_gather_linear,

@@ -211,8 +211,13 @@ static const rule rules[] = {
      * at P = 3, 4 (scan recursive_doubling 2-3x linear).  P > 8 from the simulator
      * (collie-sim predict): log-round algorithms for short messages, the prefix by
      * recursive doubling at every size (the chain's P - 1 steps). */
-    { COLL_ALLGATHER, 2, 8, 512 << 10, { "flat" } },
-    { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "flat" } },
+    /* allgather P = 2..8 `direct` from 256 KiB (session 16, AMD EPYC VM, collie-bench --algo
+     * all,auto --repeat 3 --barrier-each [--fresh-data], malloc buffers): its user-space way
+     * is now the copy cells, which took 0.65-0.9 of flat's time at 256 KiB (P = 8: 196
+     * against 299 us) and 512 KiB (P = 3: 80 against 105); direct's board adds 2-8 % over
+     * `cells` and maps collie_alloc buffers.  At 128 KiB flat won at P = 3, 4 (cells 1.1x). */
+    { COLL_ALLGATHER, 2, 8, 128 << 10, { "flat" } },
+    { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
     /* P = 5..8 (2026-11-25, collie-bench --algo flat / direct --barrier-each [--fresh-data],
      * 128 KiB-2 MiB per block, malloc buffers, 2 rounds at the deciding sizes, 5-8 ranks on
@@ -230,7 +235,7 @@ static const rule rules[] = {
     { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },
     { COLL_ALLTOALL, 2, 4, 512 << 10, { "flat" } },
-    { COLL_ALLTOALL, 2, 4, ALL_BYTES, { "direct", "flat" } },
+    { COLL_ALLTOALL, 2, 4, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLTOALL, 5, 8, ALL_BYTES, { "flat" } },
     { COLL_ALLTOALL, 9, 1 << 30, 256, { "bruck", "flat" } },
     { COLL_GATHER, 9, 1 << 30, 16384, { "binomial", "linear" } },

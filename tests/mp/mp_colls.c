@@ -12,8 +12,9 @@
  * and even ranks, reversed).  Then persistent requests started in different orders
  * (mp_colls_porder.c) and the misuse checks (mp_colls_misuse.c).
  *
- * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all|direct]   (COLLIE_LONG_TESTS=1:
- * also 300000 elements per block; `direct`: the sweep of the algorithms named direct only).
+ * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all|direct|cells]
+ * (COLLIE_LONG_TESTS=1: also 300000 elements per block; `direct`, `cells`: the sweep of the
+ * algorithms of that name only).
  * Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
  */
 #include <stdint.h>
@@ -429,8 +430,8 @@ int main(int argc, char **argv) {
     bool all = strcmp(mode, "all") == 0;
     if (all || strcmp(mode, "sweep") == 0)
         sweep(more, NULL);
-    if (strcmp(mode, "direct") == 0)   /* the `direct` algorithms only */
-        sweep(more, "direct");
+    if (strcmp(mode, "direct") == 0 || strcmp(mode, "cells") == 0)   /* those algorithms only */
+        sweep(more, mode);
     if (!any_failed() && P > 1 && (all || strcmp(mode, "teams") == 0))
         sub_teams(more);
     if (!any_failed() && (all || strcmp(mode, "porder") == 0))

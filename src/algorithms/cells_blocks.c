@@ -1,0 +1,173 @@
+/*
+ * cells_blocks.c — allgather (and allgatherv) and alltoall through the copy cells (the
+ * engine's loop, words and checks: cells.c; the algorithms' files: allgather/cells.c,
+ * alltoall/cells.c).
+ *
+ * Every block goes in steps of `chunk` bytes; step k carries bytes [k·chunk, (k+1)·chunk)
+ * of every block, so all ranks take the same steps (allgatherv: as many as its longest
+ * block needs; a rank whose block is shorter publishes empty steps).
+ *   allgather: at step k rank r copies chunk k of its own block into its cell (and into
+ *     its own RECV block unless in place), publishes `in`; then, once every other rank q
+ *     published step k, copies q's chunk from q's cell into RECV block q and publishes
+ *     `freed`.  One copy in, P − 1 out.
+ *   alltoall: the cell is cut into P parts of `chunk` bytes; at step k rank r copies chunk
+ *     k of its SEND block for q into part q of its cell for every q ≠ r, publishes `in`;
+ *     then copies part r of every other rank's cell into its RECV block q.  In place is
+ *     safe: chunk k of block q is copied into the cell (step k's copy-in) before chunk k
+ *     of block q is overwritten (step k's copy-out), and no other step touches it.
+ * A rank fills its cell of step t only when every rank freed step t − ncells, and copies
+ * out step k only once every peer published it, so up to ncells steps are in flight.
+ */
+#include <string.h>
+
+#include "algorithms/cells_impl.h"
+#include "types/types.h"
+
+bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
+    uint64_t part = a->cell_bytes;
+    if (!a->cell_bytes) {
+        *why = "needs the copy cells of the shm transport";
+        return false;
+    }
+    if (a->size > SCHED_MAX_SOURCES) {
+        *why = "more than 255 ranks";
+        return false;
+    }
+    if (a->coll == COLL_ALLTOALL && a->v) {
+        *why = "alltoallv: a rank knows only its own counts, so the ranks cannot agree on steps";
+        return false;
+    }
+    if (a->coll == COLL_ALLTOALL)
+        part = a->cell_bytes / (uint64_t)a->size;
+    if (a->elem_size > part) {
+        *why = a->coll == COLL_ALLTOALL ? "elements larger than a copy cell's part per rank "
+                                          "(COLLIE_SHM_CELL_BYTES / team size)"
+                                        : "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
+        return false;
+    }
+    return true;
+}
+
+/* The longest block of the call (the same on every rank). */
+static uint64_t longest_block(const collie_coll_args *a) {
+    uint64_t most = 0, off, len;
+    if (a->coll == COLL_ALLTOALL)
+        return a->bytes;
+    for (int q = 0; q < a->size; q++)
+        if (collie_coll_block(a, SBUF_RECV, q, &off, &len) && len > most)
+            most = len;
+    return most;
+}
+
+void cells_blocks_begin(collie_request_t *req, cells_run *c) {
+    const collie_coll_args *a = &req->args;
+    uint64_t elem = a->elem_size ? a->elem_size : 1, cell = req->team->tp->cells->cell_bytes;
+    uint64_t most = longest_block(a);
+    if (a->coll == COLL_ALLTOALL)
+        cell = cell / (uint64_t)a->size / elem * elem;
+    uint64_t chunk = cells_step_bytes(most, elem, cell);
+    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk);
+}
+
+/* Bytes [*at, *at + *n) of a block of `len` bytes at step k (*n 0: nothing left). */
+static void piece(const cells_run *c, uint64_t k, uint64_t len, uint64_t *at, uint64_t *n) {
+    *at = k * c->chunk;
+    *n = *at >= len ? 0 : len - *at < c->chunk ? len - *at : c->chunk;
+}
+
+/* allgather: this rank's chunk k into its cell. */
+static void fill_allgather(collie_request_t *req, const cells_run *c, char *cell) {
+    uint64_t len, at, n;
+    sched_ref own = collie_coll_own_block(&req->args, &len);
+    piece(c, c->next_in, len, &at, &n);
+    if (n)
+        memcpy(cell, (const char *)req->buf[own.buf] + own.off + at, n);
+}
+
+/* alltoall: chunk k of the block for every q ≠ rank into part q of the cell. */
+static void fill_alltoall(collie_request_t *req, const cells_run *c, char *cell) {
+    const collie_coll_args *a = &req->args;
+    uint64_t off, len, at, n;
+    for (int q = 0; q < a->size; q++) {
+        collie_coll_block(a, SBUF_SEND, q, &off, &len);
+        piece(c, c->next_in, len, &at, &n);
+        if (n && q != a->rank)
+            memcpy(cell + (uint64_t)q * c->chunk, (const char *)req->buf[SBUF_SEND] + off + at, n);
+    }
+}
+
+/* Chunk k of the own block into the own RECV block (not in place), after the cell is
+ * published: the peers copy out meanwhile. */
+static void copy_own(collie_request_t *req, const cells_run *c) {
+    const collie_coll_args *a = &req->args;
+    uint64_t soff = 0, len, at, n, roff, rlen;
+    if (a->in_place)
+        return;
+    if (a->coll == COLL_ALLTOALL)
+        collie_coll_block(a, SBUF_SEND, a->rank, &soff, &len);
+    else
+        collie_coll_own_block(a, &len);
+    piece(c, c->next_in, len, &at, &n);
+    collie_coll_block(a, SBUF_RECV, a->rank, &roff, &rlen);
+    if (n)
+        memcpy((char *)req->buf[SBUF_RECV] + roff + at, (const char *)req->buf[SBUF_SEND] + soff + at, n);
+}
+
+static int copy_in(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    int me = req->args.rank;
+    uint64_t t = c->base + c->next_in + 1;
+    int st = cells_may_write(req, t);
+    if (st)
+        return st;
+    char *cell = collie_cell(cl, me, t);
+    if (req->args.coll == COLL_ALLGATHER)
+        fill_allgather(req, c, cell);
+    else
+        fill_alltoall(req, c, cell);
+    *collie_cell_check(cl, me, t) = req->check;
+    cells_publish(req, &cl->ctrl[me].in, t);
+    copy_own(req, c);
+    c->next_in++;
+    return COLLIE_OK;
+}
+
+/* Step next_out of every other rank (from rank + 1 on), once all of them published it,
+ * into this rank's RECV blocks; then the step is freed. */
+static int copy_out(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    const collie_coll_args *a = &req->args;
+    int P = a->size, me = a->rank;
+    uint64_t t = c->base + c->next_out + 1, off, len, at, n;
+    for (int i = 1; i < P; i++) {
+        int st = cells_wait_in(req, (me + i) % P, t);
+        if (st)
+            return st;
+    }
+    uint64_t part = a->coll == COLL_ALLTOALL ? (uint64_t)me * c->chunk : 0;
+    for (int i = 1; i < P; i++) {
+        int q = (me + i) % P;
+        collie_coll_block(a, SBUF_RECV, q, &off, &len);
+        piece(c, c->next_out, len, &at, &n);
+        if (n)
+            memcpy((char *)req->buf[SBUF_RECV] + off + at, collie_cell(cl, q, t) + part, n);
+    }
+    cells_publish(req, &cl->ctrl[me].freed, t);
+    c->next_out++;
+    return COLLIE_OK;
+}
+
+/* Copy-out of the oldest step in flight if it can go, else copy-in of the next. */
+int cells_blocks_move(collie_request_t *req, cells_run *c) {
+    int st = COLLIE_TIMEOUT;
+    if (c->next_out < c->next_in && (st = copy_out(req, c)) != COLLIE_TIMEOUT)
+        return st;
+    if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells)
+        st = copy_in(req, c);
+    return st;
+}
+
+bool cells_blocks_done(const collie_request_t *req, const cells_run *c) {
+    (void)req;
+    return c->next_out == c->nsteps;
+}

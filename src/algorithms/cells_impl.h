@@ -1,0 +1,46 @@
+/*
+ * cells_impl.h — what the copy-cell engine's files share: cells.c (allreduce, reduce,
+ * bcast, and the engine's loop) and cells_blocks.c (allgather, allgatherv, alltoall).
+ * Not for other files: they use cells.h.
+ */
+#ifndef COLLIE_CELLS_IMPL_H
+#define COLLIE_CELLS_IMPL_H
+
+#include "algorithms/cells.h"
+#include "core/internal.h"
+
+struct cells_run {
+    uint64_t base;          /* global step before this call's first */
+    uint64_t nsteps, chunk; /* steps, bytes per step (an element multiple): of the vector,
+                               or (allgather, alltoall) of every block */
+    uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
+    const void **srcs;      /* [size] */
+    bool begun;
+};
+
+/* Bytes per step for a vector of `bytes` (see cells.c), at most `cell`. */
+uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell);
+/* Takes steps of `chunk` bytes each from the team's step counter (every rank the same). */
+void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk);
+
+/* Has q's word reached step t?  Else notes it as what this rank waits for. */
+bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
+/* Stores step t in this rank's word w and wakes the peers that sleep. */
+void cells_publish(collie_request_t *req, collie_counter *w, uint64_t t);
+/* COLLIE_ERR_MISMATCH unless q's cell at step t holds this call (its check word). */
+int cells_check_cell(collie_request_t *req, int q, uint64_t t);
+/* COLLIE_OK when every rank freed step t − ncells (this rank may fill its cell of step t),
+ * else COLLIE_TIMEOUT (or a mismatch found on the way). */
+int cells_may_write(collie_request_t *req, uint64_t t);
+/* COLLIE_OK when rank q published step t in its `in` word and the cell holds this call;
+ * else COLLIE_TIMEOUT or the error. */
+int cells_wait_in(collie_request_t *req, int q, uint64_t t);
+
+/* allgather(v) and alltoall (cells_blocks.c): begin takes the call's steps, move makes one
+ * move (COLLIE_TIMEOUT: none can go yet), done says this rank's part is over. */
+bool cells_blocks_accepts(const collie_coll_args *a, const char **why);
+void cells_blocks_begin(collie_request_t *req, cells_run *c);
+int cells_blocks_move(collie_request_t *req, cells_run *c);
+bool cells_blocks_done(const collie_request_t *req, const cells_run *c);
+
+#endif
