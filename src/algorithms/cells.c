@@ -29,19 +29,22 @@
 #include "core/internal.h"
 #include "types/types.h"
 
+/* allgather and alltoall move blocks (cells_blocks.c); the others a vector. */
+static bool moves_blocks(int coll) { return coll == COLL_ALLGATHER || coll == COLL_ALLTOALL; }
+
 bool cells_accepts(const collie_coll_args *a, const char **why) {
-    if (a->coll == COLL_ALLGATHER || a->coll == COLL_ALLTOALL)
-        return cells_blocks_accepts(a, why);
     if (!a->cell_bytes) {
         *why = "needs the copy cells of the shm transport";
         return false;
     }
-    if (a->elem_size > a->cell_bytes) {
-        *why = "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
-        return false;
-    }
     if (a->size > SCHED_MAX_SOURCES) {
         *why = "more than 255 ranks";
+        return false;
+    }
+    if (moves_blocks(a->coll))
+        return cells_blocks_accepts(a, why);
+    if (a->elem_size > a->cell_bytes) {
+        *why = "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
         return false;
     }
     return true;
@@ -359,7 +362,7 @@ static bool done_here(const collie_request_t *req, const cells_run *c) {
         return c->next_out == c->nsteps;
     case COLL_ALLGATHER:
     case COLL_ALLTOALL:
-        return cells_blocks_done(req, c);
+        return c->next_out == c->nsteps;
     default:
         return reduction_done(req, c);
     }
@@ -378,13 +381,10 @@ static int move(collie_request_t *req, cells_run *c) {
 }
 
 int cells_progress(collie_request_t *req, cells_run *c) {
-    if (!c->begun) {
-        bool blocks = req->args.coll == COLL_ALLGATHER || req->args.coll == COLL_ALLTOALL;
-        if (blocks)
-            cells_blocks_begin(req, c);
-        else
-            begin(req, c);
-    }
+    if (!c->begun && moves_blocks(req->args.coll))
+        cells_blocks_begin(req, c);
+    else if (!c->begun)
+        begin(req, c);
     for (;;) {
         if (done_here(req, c))
             return COLLIE_OK;
@@ -404,8 +404,8 @@ static int driver_prepare(collie_request_t *req) {
 static void driver_start(collie_request_t *req) { cells_reset(req->algo_state); }
 
 static int driver_progress(collie_request_t *req) {
-    bool blocks = req->args.coll == COLL_ALLGATHER || req->args.coll == COLL_ALLTOALL;
-    if (req->args.size == 1 || (req->args.bytes == 0 && !blocks))   /* allgatherv: others' */
+    /* allgatherv: this rank's block may be empty while the others' are not */
+    if (req->args.size == 1 || (req->args.bytes == 0 && !moves_blocks(req->args.coll)))
         return collie_exec_progress(req);
     return cells_progress(req, req->algo_state);
 }

@@ -25,14 +25,6 @@
 
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
     uint64_t part = a->cell_bytes;
-    if (!a->cell_bytes) {
-        *why = "needs the copy cells of the shm transport";
-        return false;
-    }
-    if (a->size > SCHED_MAX_SOURCES) {
-        *why = "more than 255 ranks";
-        return false;
-    }
     if (a->coll == COLL_ALLTOALL && a->v) {
         *why = "alltoallv: a rank knows only its own counts, so the ranks cannot agree on steps";
         return false;
@@ -165,9 +157,4 @@ int cells_blocks_move(collie_request_t *req, cells_run *c) {
     if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells)
         st = copy_in(req, c);
     return st;
-}
-
-bool cells_blocks_done(const collie_request_t *req, const cells_run *c) {
-    (void)req;
-    return c->next_out == c->nsteps;
 }
