@@ -27,7 +27,7 @@ libs=(collie)
 command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null && libs+=(openmpi)
 command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null && libs+=(mpich)
 for peer in intelmpi openmpi5 mpich5 oneccl; do   # the PyPI peers that were installed and ran
-  grep -q "^$peer: " "$OUT/libraries.txt" && libs+=("$peer")
+  grep "^$peer: " "$OUT/libraries.txt" | grep -qv "^$peer: left out" && libs+=("$peer")
 done
 for lib in "${libs[@]}"; do
   for data in reused fresh; do

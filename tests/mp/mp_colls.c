@@ -12,9 +12,11 @@
  * and even ranks, reversed).  Then persistent requests started in different orders
  * (mp_colls_porder.c) and the misuse checks (mp_colls_misuse.c).
  *
- * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all|direct|cells]
+ * Usage: collie-run -n P mp_colls [sweep|teams|porder|misuse|all|direct|cells|skewed]
  * (COLLIE_LONG_TESTS=1: also 300000 elements per block; `direct`, `cells`: the sweep of the
- * algorithms of that name only).
+ * algorithms of that name only; `skewed`: the v forms of allgather, gather, scatter and
+ * reduce_scatter with rank 0's block above 1 MiB and the others' of 32 KiB – 1 MiB, every
+ * algorithm, every root, in place and not).
  * Prints "mp_colls, P ranks: passed (0 failures)" on rank 0.
  */
 #include <stdint.h>
@@ -35,7 +37,18 @@ static collie_op_t matop;
 
 /* ---- the test's own layouts (independent of coll_layout.c) ----------------------------- */
 
-static size_t cnt_shared(size_t count, int j) { return (count + 3 * (size_t)j) % (count + 2); }
+/* mode "skewed": rank 0's block above 1 MiB, the others' 32 KiB – 1 MiB (in int32s),
+ * whatever the count: a rank must not pick a message's way from its own block's size. */
+static bool skewed;
+
+static size_t cnt_skewed(int j) {
+    static const size_t others[] = { 8192 + 5, 65536 + 3, 200000 + 1 };
+    return j == 0 ? 300000 + 17 : others[(j - 1) % 3];
+}
+
+static size_t cnt_shared(size_t count, int j) {
+    return skewed ? cnt_skewed(j) : (count + 3 * (size_t)j) % (count + 2);
+}
 
 static size_t cnt_a2a(size_t count, int from, int to, bool ip) {
     return ip ? (count + 3 * (size_t)(from + to)) % (count + 2)
@@ -383,6 +396,30 @@ static int sweep(bool more, const char *only) {
     return failures;
 }
 
+/* The v forms whose blocks are of very different sizes (cnt_skewed), every algorithm. */
+static void skewed_sweep(void) {
+    static const int colls[] = { COLL_ALLGATHER, COLL_GATHER, COLL_SCATTER, COLL_REDUCE_SCATTER };
+    int roots[3] = { 0, P - 1, P / 2 };
+    skewed = true;
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0] && !any_failed(); i++)
+        for (size_t a = 0; a < collie_algorithm_count(colls[i]) && !any_failed(); a++) {
+            const char *algo = collie_algorithm_at(colls[i], a)->name;
+            if (collie_force_algorithm(colls[i], algo) != COLLIE_OK)
+                continue;   /* an algorithm that takes no v form, say */
+            for (int ri = 0; ri < (collie_coll_rooted(colls[i]) ? 3 : 1); ri++)
+                for (int ip = 0; ip < 2; ip++) {
+                    mp_call k;
+                    memset(&k, 0, sizeof k);
+                    k.coll = colls[i];
+                    k.v = 1;
+                    k.root = roots[ri];
+                    run_case(k, ip, false, algo);
+                }
+            collie_force_algorithm(colls[i], "auto");
+        }
+    skewed = false;
+}
+
 /* The sweep again on sub-teams: the odd and the even ranks, in reverse rank order (key),
  * both at once.  The world's rank and size are restored after. */
 static void sub_teams(bool more) {
@@ -432,6 +469,8 @@ int main(int argc, char **argv) {
         sweep(more, NULL);
     if (strcmp(mode, "direct") == 0 || strcmp(mode, "cells") == 0)   /* those algorithms only */
         sweep(more, mode);
+    if (strcmp(mode, "skewed") == 0)
+        skewed_sweep();
     if (!any_failed() && P > 1 && (all || strcmp(mode, "teams") == 0))
         sub_teams(more);
     if (!any_failed() && (all || strcmp(mode, "porder") == 0))
