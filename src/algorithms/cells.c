@@ -215,8 +215,8 @@ static int copy_in(collie_request_t *req, cells_run *c) {
         slice_of(req, &v, me, &lo, &n);
     char *cell = collie_cell(cl, me, v.t);
     const char *in = (const char *)req->buf[SBUF_SEND] + v.off;
-    memcpy(cell, in, lo);
-    memcpy(cell + lo + n, in + lo + n, v.len - lo - n);
+    collie_cell_fill(cl, cell, in, lo);
+    collie_cell_fill(cl, cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
     cells_publish(req, &cl->ctrl[me].in, v.t);
     if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
@@ -243,7 +243,7 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
         return st;
     if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
         if (dst != cell + lo)
-            memcpy(cell + lo, dst, n);
+            collie_cell_fill(cl, cell + lo, dst, n);
         cells_publish(req, &cl->ctrl[me].out, v.t);
     }
     if (!gets_result(req))
@@ -337,7 +337,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
         int st = cells_may_write(req, v.t);
         if (st)
             return st;
-        memcpy(collie_cell(cl, me, v.t), buf + v.off, v.len);
+        collie_cell_fill(cl, collie_cell(cl, me, v.t), buf + v.off, v.len);
         *collie_cell_check(cl, me, v.t) = req->check;
         cells_publish(req, &cl->ctrl[me].in, v.t);
         cells_publish(req, &cl->ctrl[me].freed, v.t);

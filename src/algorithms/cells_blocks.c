@@ -73,7 +73,7 @@ static void fill_allgather(collie_request_t *req, const cells_run *c, char *cell
     sched_ref own = collie_coll_own_block(&req->args, &len);
     piece(c, c->next_in, len, &at, &n);
     if (n)
-        memcpy(cell, (const char *)req->buf[own.buf] + own.off + at, n);
+        collie_cell_fill(req->team->tp->cells, cell, (const char *)req->buf[own.buf] + own.off + at, n);
 }
 
 /* alltoall: chunk k of the block for every q ≠ rank into part q of the cell. */
@@ -84,7 +84,8 @@ static void fill_alltoall(collie_request_t *req, const cells_run *c, char *cell)
         collie_coll_block(a, SBUF_SEND, q, &off, &len);
         piece(c, c->next_in, len, &at, &n);
         if (n && q != a->rank)
-            memcpy(cell + (uint64_t)q * c->chunk, (const char *)req->buf[SBUF_SEND] + off + at, n);
+            collie_cell_fill(req->team->tp->cells, cell + (uint64_t)q * c->chunk,
+                             (const char *)req->buf[SBUF_SEND] + off + at, n);
     }
 }
 

@@ -5,6 +5,7 @@
 #define COLLIE_BASE_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "collie.h"
@@ -39,6 +40,11 @@ bool collie_handle_remove(const void *h, int kind);   /* false if h was not regi
 bool collie_handle_valid(const void *h, int kind);
 
 /* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
+/* memcpy whose stores bypass the cache, ordered before later stores (stream_copy.c);
+ * native: false where it is plain memcpy (not x86-64). */
+void collie_stream_copy(void *dst, const void *src, size_t n);
+bool collie_stream_copy_native(void);
+
 uint64_t collie_splitmix64(uint64_t *x);
 
 /* Monotonic clock in nanoseconds. */

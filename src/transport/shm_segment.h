@@ -30,6 +30,13 @@ typedef struct shm_header {
     /* The copy cells (shm_cells.c), with rank 0's measurement of where the kernel copy
      * beats them. */
     shm_cells_config cells;
+    /* Copies into the cells bypass the cache (shm_copy_probe.c): rank 0's answer (from
+     * cells.stream, or measured), valid once stream_decided is 1; the words the
+     * measurement's steps go by. */
+    _Atomic int32_t stream, stream_decided;
+    _Alignas(64) _Atomic int32_t probe_in;
+    _Alignas(64) _Atomic int32_t probe_freed;
+    _Atomic int32_t probe_cpu;    /* the writer's CPU + 1 at its last step */
 } shm_header;
 
 typedef struct shm_ctrl {
@@ -55,6 +62,11 @@ typedef struct shm_impl {
 /* shm.c */
 bool collie_shm_process_dead(int pid);   /* true if pid is gone or a zombie */
 int collie_shm_count_cpus(void);         /* the CPUs this process may run on */
+
+/* shm_copy_probe.c: where the header asks for it (cells.stream -1), ranks 0 and 1 measure
+ * whether copies into the cells should bypass the cache; rank 0 stores the answer in the
+ * header and sets stream_decided (also when there is nothing to measure). */
+void collie_shm_stream_probe(collie_transport *tp);
 
 /* shm_setup.c: rank 0 creates the segment, the others open it (agreeing under a
  * bootstrap), every rank wires its channels, attaches and probes single-copy reads. */

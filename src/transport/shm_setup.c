@@ -223,6 +223,12 @@ static int attach(collie_transport *tp, uint64_t deadline) {
     atomic_fetch_add(&im->hdr->probed, 1);
     st = wait_count(tp, &im->hdr->probed, tp->size, deadline, "probed single-copy reads");
     tp->direct_ok = want_direct && !atomic_load(&im->hdr->direct_failed);
+    if (st)
+        return st;
+    collie_shm_stream_probe(tp);
+    st = wait_count(tp, &im->hdr->stream_decided, 1, deadline, "measured copies into the cells");
+    if (!st && tp->cells)
+        tp->cells->stream = atomic_load(&im->hdr->stream) == 1;
     return st;
 }
 

@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include "base/base.h"
 
 #define COLLIE_CACHELINE 64
 
@@ -157,7 +159,18 @@ typedef struct collie_cells {
                                     channels) instead: the cells' steps cost more than they
                                     save up to 512 KiB at P = 2, 256 KiB from P = 3
                                     (COLLIE_SHM_SLOTS_MAX, rank 0's) */
+    bool stream;                 /* copies into the cells bypass the cache (collie_stream_copy):
+                                    COLLIE_SHM_STREAM, else measured at set-up by ranks 0
+                                    and 1 (transport/shm_copy_probe.c); rank 0's answer */
 } collie_cells;
+
+/* Copies n bytes into a cell (streaming stores where the job measured them faster). */
+static inline void collie_cell_fill(const collie_cells *c, void *cell, const void *src, size_t n) {
+    if (c->stream)
+        collie_stream_copy(cell, src, n);
+    else
+        memcpy(cell, src, n);
+}
 
 static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step) {
     return c->data + ((uint64_t)rank * c->ncells + (step - 1) % c->ncells) * c->cell_bytes;
