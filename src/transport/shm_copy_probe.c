@@ -178,6 +178,8 @@ void collie_shm_stream_probe(collie_transport *tp) {
     } else if (tp->rank == 0) {
         atomic_store_explicit(&h->stream, h->cells.stream == 1, memory_order_relaxed);
     }
-    if (tp->rank == 0)
+    if (tp->rank == 0) {   /* also when rank 0 could not measure: the writer stops waiting */
+        atomic_store_explicit(&h->probe_stop, 1, memory_order_relaxed);
         atomic_store_explicit(&h->stream_decided, 1, memory_order_release);
+    }
 }
