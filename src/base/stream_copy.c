@@ -25,7 +25,7 @@ void collie_stream_copy(void *dst, const void *src, size_t n) {
     char *d = dst;
     const char *s = src;
     size_t head = (size_t)(-(uintptr_t)d & 15);
-    if (n < 256 || head > n) {
+    if (n < 256) {
         memcpy(d, s, n);
         return;
     }

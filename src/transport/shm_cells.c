@@ -40,6 +40,8 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
     cfg->ncells = fits ? (uint32_t)n : 0;
     cfg->cell_bytes = fits ? (uint64_t)bytes : 0;
     cfg->stream = (int32_t)collie_env_int("COLLIE_SHM_STREAM", -1);
+    if (cfg->stream == -1)
+        cfg->stream = collie_shm_stream_known();   /* measured by an earlier segment, or -1 */
     if (!fits || !collie_stream_copy_native())
         cfg->stream = 0;
 }
@@ -74,7 +76,6 @@ int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_co
     c->data = region + ctrl + check;
     c->kernel_min = cfg->kernel_min;
     c->slots_max = cfg->slots_max;
-    c->stream = cfg->stream == 1;   /* a measured answer comes later (shm_copy_probe.c) */
     tp->cells = c;
     return COLLIE_OK;
 }

@@ -16,7 +16,12 @@ typedef struct shm_cells_config {
                                measured at set-up (shm_copy_probe.c) */
 } shm_cells_config;
 
-/* Cells per rank and their size from the environment, bounded per job. */
+/* The answer of the first segment this process joined to whether copies into the cells
+ * bypass the cache (-1: none yet), and keeping it (shm_copy_probe.c). */
+int collie_shm_stream_known(void);
+void collie_shm_stream_remember(bool stream);
+/* Cells per rank and their size from the environment, bounded per job; stream from
+ * COLLIE_SHM_STREAM, else this process's earlier answer, else -1 (to be measured). */
 void collie_shm_cells_decide(int size, shm_cells_config *cfg);
 /* Bytes of the cell region in the segment (page multiple). */
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);

@@ -68,9 +68,6 @@ int collie_shm_count_cpus(void);         /* the CPUs this process may run on */
  * whether copies into the cells should bypass the cache; rank 0 stores the answer in the
  * header and sets stream_decided (also when there is nothing to measure). */
 void collie_shm_stream_probe(collie_transport *tp);
-/* The answer of the first segment this process joined (-1: none yet), and keeping it. */
-int collie_shm_stream_known(void);
-void collie_shm_stream_remember(bool stream);
 
 /* shm_setup.c: rank 0 creates the segment, the others open it (agreeing under a
  * bootstrap), every rank wires its channels, attaches and probes single-copy reads. */

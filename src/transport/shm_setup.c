@@ -107,8 +107,6 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     im->hdr->total_bytes = im->bytes;
     decide_direct_thresholds(im->hdr, size);
     cells.kernel_min = collie_shm_kernel_min(size);
-    if (cells.stream == -1 && collie_shm_stream_known() >= 0)
-        cells.stream = collie_shm_stream_known();   /* measured by an earlier segment */
     /* Measured (docs/design.md): at P = 2 the slots beat the cells up to 512 KiB calls with
      * reused inputs; from P = 3 the cells already win at 512 KiB (allreduce 0.74-0.91x). */
     cells.slots_max = (uint64_t)collie_env_int("COLLIE_SHM_SLOTS_MAX", size <= 2 ? 512 << 10 : 256 << 10);
