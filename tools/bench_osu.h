@@ -130,8 +130,12 @@ static inline void osu_row(unsigned long long bytes, double avg, double mn, doub
     printf("\n");
 }
 
-/* Cores this process may run on (its affinity mask), at least 1. */
+/* CPUs the job may run on (collie-run's COLLIE_JOB_CPUS: its ranks are bound to one core
+ * each), else this process's affinity mask; at least 1. */
 static inline int osu_cores(void) {
+    const char *job = getenv("COLLIE_JOB_CPUS");
+    if (job && atoi(job) > 0)
+        return atoi(job);
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return CPU_COUNT(&set);

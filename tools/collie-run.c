@@ -1,6 +1,7 @@
 /* collie-run.c — launcher: starts P ranks of a program on this machine.
  *
- *   collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]
+ *   collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--bind-to core|none]
+ *              [--] PROGRAM [ARGS...]
  *
  * Every rank gets COLLIE_RANK, COLLIE_SIZE, COLLIE_LOCAL_RANK, COLLIE_LOCAL_SIZE,
  * COLLIE_JOB (unique id, [A-Za-z0-9-]) and COLLIE_LAUNCHER=collie-run, and what torchrun
@@ -19,6 +20,9 @@
  * Exit status: 0 if all ranks exit 0; else the first failing rank's status (128+signal if
  * killed); 124 on timeout; 128+sig if the launcher got a signal; 127 if PROGRAM cannot be
  * executed; 2 on usage errors; 1 on internal errors (fork, pipe, ...).
+ *
+ * Ranks are bound to cores of their own when there are at least 2 and at most as many as
+ * the CPUs collie-run may use, unless --bind-to none (run_bind.c says why and how).
  *
  * Standalone: does not use the collie library.
  *
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &job.opt);
     if (rc != 0)
         return rc > 0 ? 0 : 2;
-    if (run_heap_setup(&job.opt) != 0)
+    if (run_heap_setup(&job.opt) != 0 || bind_plan(&job) != 0)
         return 2;
     if (job_init(&job) != 0)
         return 1;

@@ -13,22 +13,31 @@
 
 #define RUN_MAX_RANKS 4096
 
+enum { RUN_BIND_DEFAULT, RUN_BIND_CORE, RUN_BIND_NONE };
+
 typedef struct {
     long nranks;      /* 0 = not given */
     double timeout;   /* seconds; 0 = none */
     int tag_output;
     int shared_heap;  /* --shared-heap (or COLLIE_SHARED_HEAP=1): preload libcollie_heap.so */
+    int bind;         /* --bind-to (or COLLIE_BIND_TO): RUN_BIND_* */
     char **argv;      /* PROGRAM ARGS... (NULL-terminated, from main's argv) */
 } run_opts;
 
 static inline void usage(FILE *f) {
     fprintf(f,
-            "usage: collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--] PROGRAM [ARGS...]\n"
+            "usage: collie-run -n P [--timeout S] [--tag-output] [--shared-heap] [--bind-to core|none]\n"
+            "                  [--] PROGRAM [ARGS...]\n"
             "  -n, -np P        number of ranks to start (1..%d)\n"
             "  --timeout S      kill the job after S seconds (fractional allowed), exit 124\n"
             "  --tag-output     prefix every output line with \"[rank] \"\n"
             "  --shared-heap    preload libcollie_heap.so: large malloc buffers come from\n"
             "                   shared memory peers map (also COLLIE_SHARED_HEAP=1)\n"
+            "  --bind-to core   bind each rank to a core of its own (a CPU of its own when\n"
+            "                   there are more ranks than cores); the default when\n"
+            "                   2 <= P <= the CPUs collie-run may run on\n"
+            "  --bind-to none   let ranks run on any of those CPUs (the default otherwise)\n"
+            "                   (also COLLIE_BIND_TO=core|none)\n"
             "  -h, --help       show this help\n"
             "  --version        print the version and exit\n",
             RUN_MAX_RANKS);
@@ -60,11 +69,32 @@ static inline int parse_timeout(const char *s, run_opts *o) {
     return 0;
 }
 
+static inline int parse_bind(const char *s, run_opts *o) {
+    if (!strcmp(s, "core"))
+        o->bind = RUN_BIND_CORE;
+    else if (!strcmp(s, "none"))
+        o->bind = RUN_BIND_NONE;
+    else
+        return usage_error("invalid --bind-to (must be core or none)", s);
+    return 0;
+}
+
+/* COLLIE_BIND_TO, unless --bind-to was given. */
+static inline int bind_from_env(run_opts *o) {
+    const char *env = getenv("COLLIE_BIND_TO");
+    if (o->bind != RUN_BIND_DEFAULT || !env || !*env)
+        return 0;
+    if (!strcmp(env, "core") || !strcmp(env, "none"))
+        return parse_bind(env, o);
+    fprintf(stderr, "collie-run: COLLIE_BIND_TO=\"%.40s\" must be core or none\n", env);
+    return -1;
+}
+
 /* Handles argv[*i] (an option); may consume the next argument.  0 ok, -1 error. */
 static inline int parse_option(int argc, char **argv, int *i, run_opts *o) {
     const char *a = argv[*i];
     int takes_value = !strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") ||
-                      !strcmp(a, "--timeout");
+                      !strcmp(a, "--timeout") || !strcmp(a, "--bind-to");
     if (takes_value && *i + 1 >= argc)
         return usage_error("missing value for option", a);
     if (!strcmp(a, "--tag-output")) {
@@ -77,6 +107,10 @@ static inline int parse_option(int argc, char **argv, int *i, run_opts *o) {
     }
     if (!strcmp(a, "--timeout"))
         return parse_timeout(argv[++*i], o);
+    if (!strcmp(a, "--bind-to"))
+        return parse_bind(argv[++*i], o);
+    if (!strncmp(a, "--bind-to=", 10))
+        return parse_bind(a + 10, o);
     if (!strncmp(a, "--timeout=", 10))
         return parse_timeout(a + 10, o);
     if (takes_value)
@@ -109,7 +143,7 @@ static inline int parse_args(int argc, char **argv, run_opts *o) {
     if (i >= argc)
         return usage_error("missing PROGRAM", NULL);
     o->argv = argv + i;
-    return 0;
+    return bind_from_env(o);
 }
 
 #endif /* COLLIE_RUN_ARGS_H */

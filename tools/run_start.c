@@ -131,6 +131,7 @@ static _Noreturn void child_exec(const run_job *j, long r, const int pfd[2][2]) 
     sigprocmask(SIG_SETMASK, &j->oldmask, NULL);
     child_stdio(r, pfd);
     child_env(j, r);
+    bind_rank(j, r);
     execvp(j->opt.argv[0], j->opt.argv);
     int err = errno;
     if (write(j->errpipe[1], &err, sizeof err) < 0)

@@ -62,7 +62,7 @@ typedef struct shm_impl {
 
 /* shm.c */
 bool collie_shm_process_dead(int pid);   /* true if pid is gone or a zombie */
-int collie_shm_count_cpus(void);         /* the CPUs this process may run on */
+int collie_shm_count_cpus(void);         /* the CPUs the job may run on */
 
 /* shm_copy_probe.c: where the header asks for it (cells.stream -1), ranks 0 and 1 measure
  * whether copies into the cells should bypass the cache; rank 0 stores the answer in the

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +41,12 @@ static void pause_briefly(void) {
     nanosleep(&ts, NULL);
 }
 
-/* Declared in shm_segment.h. */
+/* Declared in shm_segment.h.  collie-run binds each rank to a core of its own and says in
+ * COLLIE_JOB_CPUS how many CPUs the job has: a bound rank's own mask would count one. */
 int collie_shm_count_cpus(void) {
+    long long job = collie_env_int("COLLIE_JOB_CPUS", 0);
+    if (job > 0)
+        return job > INT_MAX ? INT_MAX : (int)job;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         return CPU_COUNT(&set);

@@ -8,6 +8,7 @@ set -euo pipefail
 
 RUN=$1
 CASE=$2
+WRAP=()   # a command run_job puts before collie-run (case bind: taskset)
 TOKEN="collie-run-test-$$-$RANDOM"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/collie-run-test.XXXXXX")
 OUT=$DIR/out
@@ -50,7 +51,7 @@ elapsed_below() { awk -v s="$1" -v e="$(now)" -v l="$2" 'BEGIN { exit !(e - s < 
 # run_job ARGS...: runs collie-run, output to $OUT/$ERR, status to $RC (never fails).
 run_job() {
     RC=0
-    "$RUN" "$@" >"$OUT" 2>"$ERR" || RC=$?
+    "${WRAP[@]}" "$RUN" "$@" >"$OUT" 2>"$ERR" || RC=$?
 }
 
 expect_rc() { [[ $RC == "$1" ]] || fail "expected exit status $1, got $RC"; }
@@ -265,6 +266,54 @@ case_tag_output() {
         grep -qx "\[$r\] err $r" "$ERR" || fail "missing tagged stderr line of rank $r"
     done
     [[ $(wc -l <"$OUT") == 8 ]] || fail "unexpected stdout lines"
+}
+
+# CPU binding (tools/run_bind.c), from a known mask of two CPUs given by taskset.
+allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$DIR/cpus.$1"; }
+run_cpus() {   # run_cpus [collie-run options] -n P: every rank writes its allowed CPUs
+    rm -f "$DIR"/cpus.*
+    run_job "$@" sh -c 'grep Cpus_allowed_list /proc/self/status > "$0/cpus.$COLLIE_RANK";
+        echo "$COLLIE_JOB_CPUS" > "$0/jobcpus.$COLLIE_RANK"' "$DIR"
+}
+case_bind() {
+    local r first second
+    command -v taskset >/dev/null || { echo "SKIP [bind]: no taskset"; return; }
+    [[ $(nproc --all) -ge 2 ]] || { echo "SKIP [bind]: one CPU"; return; }
+    taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null ||
+        { echo "SKIP [bind]: CPUs 0 and 1 not both usable"; return; }
+    WRAP=(taskset -c 0,1)
+    # the default at 2 ranks on 2 CPUs: one CPU each, different ones; the job's CPUs told
+    run_cpus -n 2
+    expect_rc 0
+    first=$(allowed 0); second=$(allowed 1)
+    [[ $first == 0 && $second == 1 ]] || fail "2 ranks on CPUs 0,1 bound to '$first' and '$second'"
+    for r in 0 1; do
+        [[ $(cat "$DIR/jobcpus.$r") == 2 ]] || fail "rank $r: COLLIE_JOB_CPUS '$(cat "$DIR/jobcpus.$r")', not 2"
+    done
+    # unbound: --bind-to none, COLLIE_BIND_TO=none, one rank, more ranks than CPUs
+    for how in "--bind-to none -n 2" "--bind-to=none -n 2" "-n 1" "-n 3"; do
+        run_cpus $how
+        expect_rc 0
+        for r in 0 1 2; do
+            [[ ! -f $DIR/cpus.$r || $(allowed $r) == 0-1 ]] || fail "$how: rank $r bound to '$(allowed $r)'"
+        done
+    done
+    COLLIE_BIND_TO=none run_cpus -n 2
+    [[ $(allowed 0) == 0-1 && $(allowed 1) == 0-1 ]] || fail "COLLIE_BIND_TO=none: ranks bound"
+    # --bind-to core wins over COLLIE_BIND_TO, and binds one rank too
+    COLLIE_BIND_TO=none run_cpus --bind-to core -n 1
+    expect_rc 0
+    [[ $(allowed 0) == 0 ]] || fail "--bind-to core -n 1: rank 0 bound to '$(allowed 0)'"
+    # errors: more ranks than CPUs asked to bind, a bad value, a bad environment
+    run_job --bind-to core -n 3 true
+    expect_rc 2
+    expect_err "--bind-to core: 3 ranks but collie-run may run on 2 CPUs"
+    run_job --bind-to socket -n 2 true
+    expect_rc 2
+    expect_err "invalid --bind-to (must be core or none): socket"
+    COLLIE_BIND_TO=yes run_job -n 2 true
+    expect_rc 2
+    expect_err 'COLLIE_BIND_TO="yes" must be core or none'
 }
 
 declare -F "case_$CASE" >/dev/null || { echo "unknown case '$CASE'" >&2; exit 2; }

@@ -1,0 +1,157 @@
+/*
+ * run_bind.c — collie-run's CPU binding (--bind-to core|none, or COLLIE_BIND_TO): which
+ * CPUs each rank may run on, decided before the ranks start.
+ *
+ * Why: unbound ranks that sleep on futexes drift onto one core.  The kernel places a
+ * woken task near its waker, so after some thousands of wake-ups the two ranks of a P = 2
+ * job share one core for most of a run (seen on the 2-core AMD VM, 2026-11-27: the last
+ * CPU of both ranks was the same in 50 of 60 samples of a 1 s allreduce run, 512 KiB calls
+ * took 35–50 µs against 30 µs with the ranks bound to different cores).  MPI launchers
+ * bind by default for the same reason (Open MPI to cores up to 2 ranks, Intel MPI always).
+ *
+ * The plan, from the CPUs collie-run itself may run on (its affinity mask), grouped into
+ * cores by /sys/devices/system/cpu/cpuN/topology (package and core id; a CPU without
+ * that information is a core of its own):
+ * - P ranks ≤ cores: rank r gets every CPU of core r (cores in order of their first CPU);
+ * - else P ≤ CPUs: rank r gets one CPU, the first hardware thread of every core before
+ *   any second one;
+ * - else: no binding (more ranks than CPUs; --bind-to core is then a usage error).
+ * The default binds when 2 ≤ P ≤ CPUs; one rank has no peer to wait for, and two
+ * single-rank jobs bound alike would share one CPU.
+ *
+ * Every rank also gets COLLIE_JOB_CPUS, the number of CPUs of the launcher's mask: bound
+ * to one core, a rank's own mask no longer tells whether the job has a core per rank.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_job.h"
+
+typedef struct {
+    int package, core;   /* from sysfs; -1: unknown (the CPU is a core of its own) */
+} cpu_place;
+
+static int read_topology_int(int cpu, const char *what) {
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
+    FILE *f = fopen(path, "r");
+    int v = -1;
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+static cpu_place place_of(int cpu) {
+    cpu_place p = { read_topology_int(cpu, "physical_package_id"),
+                    read_topology_int(cpu, "core_id") };
+    if (p.package < 0 || p.core < 0)
+        p.package = p.core = -1;
+    return p;
+}
+
+static int same_core(cpu_place a, cpu_place b) {
+    return a.core >= 0 && a.package == b.package && a.core == b.core;
+}
+
+/* The CPUs of mask grouped into cores: cpus[] in mask order, core_of[i] the core index
+ * of cpus[i] (cores numbered in order of their first CPU), thread_of[i] its index within
+ * its core.  Returns the number of cores. */
+static int group_cores(const cpu_set_t *mask, int *cpus, int *core_of, int *thread_of,
+                       int *ncpus) {
+    cpu_place *seen = calloc(CPU_SETSIZE, sizeof *seen);
+    int *threads = calloc(CPU_SETSIZE, sizeof *threads);
+    int n = 0, ncores = 0;
+    for (int c = 0; c < CPU_SETSIZE && seen && threads; c++) {
+        if (!CPU_ISSET(c, mask))
+            continue;
+        cpu_place p = place_of(c);
+        int k = 0;
+        while (k < ncores && !same_core(seen[k], p))
+            k++;
+        if (k == ncores)
+            seen[ncores++] = p;
+        cpus[n] = c;
+        core_of[n] = k;
+        thread_of[n] = threads[k]++;
+        n++;
+    }
+    free(seen);
+    free(threads);
+    *ncpus = n;
+    return ncores;
+}
+
+/* Rank r's CPUs in plan: the whole core r, or the r-th CPU taking first threads first. */
+static void plan_ranks(run_job *j, const int *cpus, const int *core_of, const int *thread_of,
+                       int ncpus, int ncores) {
+    long p = j->opt.nranks, r = 0;
+    for (long i = 0; i < p; i++)
+        CPU_ZERO(&j->bind_sets[i]);
+    if (p <= ncores) {
+        for (int i = 0; i < ncpus; i++)
+            if (core_of[i] < p)
+                CPU_SET(cpus[i], &j->bind_sets[core_of[i]]);
+        return;
+    }
+    for (int t = 0; r < p; t++)
+        for (int i = 0; i < ncpus && r < p; i++)
+            if (thread_of[i] == t)
+                CPU_SET(cpus[i], &j->bind_sets[r++]);
+}
+
+/* Declared in run_job.h. */
+int bind_plan(run_job *j) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) {
+        j->job_cpus = 0;      /* unknown: the ranks look at their own masks */
+        return 0;
+    }
+    int *cpus = malloc(3 * sizeof(int) * CPU_SETSIZE), ncpus = 0;
+    if (!cpus) {
+        fprintf(stderr, "collie-run: out of memory\n");
+        return -1;
+    }
+    int ncores = group_cores(&mask, cpus, cpus + CPU_SETSIZE, cpus + 2 * CPU_SETSIZE, &ncpus);
+    long p = j->opt.nranks;
+    j->job_cpus = ncpus;
+    int bind = j->opt.bind == RUN_BIND_CORE ||
+               (j->opt.bind == RUN_BIND_DEFAULT && p >= 2 && p <= ncpus);
+    if (bind && p > ncpus) {
+        fprintf(stderr, "collie-run: --bind-to core: %ld ranks but collie-run may run on %d "
+                "CPU%s; use --bind-to none to let ranks share CPUs\n", p, ncpus,
+                ncpus == 1 ? "" : "s");
+        free(cpus);
+        return -1;
+    }
+    if (bind) {
+        j->bind_sets = calloc((size_t)p, sizeof *j->bind_sets);
+        if (!j->bind_sets) {
+            fprintf(stderr, "collie-run: out of memory\n");
+            free(cpus);
+            return -1;
+        }
+        plan_ranks(j, cpus, cpus + CPU_SETSIZE, cpus + 2 * CPU_SETSIZE, ncpus, ncores);
+    }
+    free(cpus);
+    return 0;
+}
+
+/* Declared in run_job.h: in the forked child, before exec. */
+void bind_rank(const run_job *j, long r) {
+    char buf[32];
+    if (j->job_cpus > 0) {
+        snprintf(buf, sizeof buf, "%d", j->job_cpus);
+        setenv("COLLIE_JOB_CPUS", buf, 1);
+    }
+    if (j->bind_sets && sched_setaffinity(0, sizeof j->bind_sets[r], &j->bind_sets[r]) != 0)
+        fprintf(stderr, "collie-run: warning: rank %ld could not be bound to its CPUs (%m); "
+                "it runs unbound\n", r);
+}
