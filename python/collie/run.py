@@ -6,7 +6,7 @@ import sys
 
 from ._library import collie_run_binary
 
-_WITH_VALUE = {"-n", "-np", "--timeout"}
+_WITH_VALUE = {"-n", "-np", "--timeout", "--bind-to"}
 
 
 def command(argv):
