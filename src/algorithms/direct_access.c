@@ -26,7 +26,8 @@
  *   another's buffers; a rank finishes only after every rank read the board); bcast keeps
  *   it, so the root does not post its next call before every rank read this one.
  *   Calls of at most collie_cells.slots_max bytes (COLLIE_SHM_SLOTS_MAX) that would take
- *   the cells run the algorithm's schedule through the slots instead (use_slots), whose
+ *   the cells run the algorithm's schedule through the slots instead (use_slots; from
+ *   128 KiB the decider also times the cells there and may choose them), whose
  *   messages then stay in user space too (the executor's kernel copy from 32/256 KiB
  *   would otherwise make "the user way" of path_tune.c a kernel copy after all).
  */
@@ -104,7 +105,7 @@ typedef struct direct_state {
     cells_run *cells;           /* the copy-cell engine (with copy cells) */
     bool via_cells;             /* this call goes through them */
     bool had_choice;            /* the way for unmapped buffers was chosen (path_tune.c) */
-    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL) */
+    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS) */
     uint64_t posted_ns;         /* the decider: when it posted this call */
 } direct_state;
 
@@ -256,7 +257,7 @@ static bool use_cells(const collie_request_t *req, direct_state *d) {
         return true;
     d->had_choice = true;
     d->path = tp->board[path_tune_decider(req)].path;
-    return d->path == PATH_USER;
+    return d->path == PATH_USER || d->path == PATH_CELLS;
 }
 
 /* bcast at P >= 5: through the slots it is the root writing P - 1 copies (flat's
@@ -278,13 +279,19 @@ static bool use_cells(const collie_request_t *req, direct_state *d) {
  * bcast from 5 ranks and reduce at P = 2 (above), whatever COLLIE_SHM_SLOTS_MAX says.  Every
  * rank read the board before it starts (done), so none may post its next call before all
  * are done: a bcast root and allreduce/reduce ranks wait for everyone's done at the end. */
-static bool use_slots(const collie_request_t *req) {
+static bool slots_by_size(const collie_request_t *req) {
     uint64_t max = req->team->tp->cells->slots_max;
     if (req->args.coll == COLL_BCAST && req->args.size >= BCAST_MANY_RANKS && max > BCAST_MANY_SLOTS_MAX)
         max = BCAST_MANY_SLOTS_MAX;
     if (req->args.coll == COLL_REDUCE && req->args.size == 2 && max > REDUCE_PAIR_SLOTS_MAX)
         max = REDUCE_PAIR_SLOTS_MAX;
     return req->args.bytes <= max;
+}
+
+/* The slots, unless the decider chose the cells for this call (path_tune.c tries both
+ * where the size allows the slots). */
+static bool use_slots(const collie_request_t *req, const direct_state *d) {
+    return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
 /* The slots path: the schedule, then what WAIT_DONE waits for (the caller's). */
@@ -301,7 +308,7 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
     if (use_cells(req, d)) {
-        d->phase = use_slots(req) ? SLOTS : CELLS;
+        d->phase = use_slots(req, d) ? SLOTS : CELLS;
         if (d->phase == SLOTS)
             direct_mark_done(req);
         return COLLIE_OK;
@@ -389,7 +396,7 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
             return direct_posted_other(req, root, "posted");
     }
     if (use_cells(req, d)) {
-        d->phase = use_slots(req) ? SLOTS : CELLS;
+        d->phase = use_slots(req, d) ? SLOTS : CELLS;
         d->via_cells = d->phase == CELLS;
         if (d->phase == SLOTS)
             direct_mark_done(req);
@@ -419,7 +426,7 @@ static int progress_copy(collie_request_t *req, direct_state *d) {
 static void post(collie_request_t *req, direct_state *d) {
     bool decides = path_tune_on(req) && req->args.rank == path_tune_decider(req);
     if (decides) {
-        req->team->tp->board[req->args.rank].path = path_tune_pick(req);
+        req->team->tp->board[req->args.rank].path = path_tune_pick(req, slots_by_size(req));
         d->posted_ns = collie_now_ns();
     }
     direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV], req->args.bytes);

@@ -144,7 +144,7 @@ static void driver_start(collie_request_t *req) {
 static void post(collie_request_t *req, colls_state *d) {
     const collie_coll_args *a = &req->args;
     if (path_tune_on(req) && a->rank == path_tune_decider(req)) {
-        req->team->tp->board[a->rank].path = path_tune_pick(req);
+        req->team->tp->board[a->rank].path = path_tune_pick(req, false);
         d->posted_ns = collie_now_ns();
     }
     uint64_t send, recv, len;

@@ -20,6 +20,15 @@
  * at start-up (what collie measured before) does not see the copy between cores and chose
  * wrongly there.
  *
+ * A third way, at the driver's level only: calls small enough for the slots (up to
+ * COLLIE_SHM_SLOTS_MAX, at least CELLS_TRIAL_MIN) also try the copy cells.  Which of the
+ * two is faster changes with the machine's state, not only with the machine: on the
+ * 2-core AMD VM of 2026-11-27 a line written by one core and read by the other was cheap
+ * in some hours and slow in others (the host's doing), and at P = 2 512 KiB bcast took
+ * 10-11 us through the slots and ~18 through the cells in the first state, 30 and 18.5 in
+ * the second; allreduce 512 KiB 25 and 44 through the slots, 35.6 through the cells in the
+ * second.
+ *
  * How: the deciding rank keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
  * class's first calls that had the choice (the trial plan below), then takes the
@@ -56,12 +65,29 @@
  * 2.2 us); shared memory, the way of the first calls, stays then. */
 #define SCHED_KERNEL_MARGIN 0.9
 #define CLASSES 64
+/* The smallest call for which the cells are tried against the slots: below, a call's
+ * steps through the cells are few and short (at 32 KiB both took the same, 3.8 us,
+ * allreduce P = 2), and every trial costs calls that go the slower way. */
+#define CELLS_TRIAL_MIN (128u * 1024u)
+
+/* The ways of the trial blocks, in order: each way's blocks mirror around the middle, so
+ * that a trend that is still settling favours none. */
+static const uint8_t order2[] = { PATH_USER, PATH_KERNEL, PATH_KERNEL, PATH_USER };
+static const uint8_t order3[] = { PATH_USER, PATH_KERNEL, PATH_CELLS,
+                                  PATH_CELLS, PATH_KERNEL, PATH_USER };
 
 typedef struct tune_class {
-    uint64_t best[2];   /* per way, ns, over the counted calls */
+    uint64_t best[PATH_WAYS];   /* per way, ns, over the counted calls */
     uint8_t calls;      /* calls timed so far */
     uint8_t chosen;     /* 0 until decided, then 1 + the way */
+    uint8_t ways;       /* 0 until the first call, then 2 or 3 (with PATH_CELLS) */
 } tune_class;
+
+static int blocks_of(const tune_class *c) { return c->ways == 3 ? 6 : 4; }
+
+static int way_of_block(const tune_class *c, int block) {
+    return c->ways == 3 ? order3[block] : order2[block];
+}
 
 struct collie_path_tune {
     tune_class driver[COLL_COUNT][CLASSES];     /* direct_segments, direct_copy, `direct` */
@@ -104,39 +130,52 @@ static trial_plan plan_of(int k) {
     return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 16, 4 };
 }
 
-static int pick(collie_request_t *req, bool sched) {
+static int pick(collie_request_t *req, bool sched, bool cells_trial) {
     tune_class *c = class_for(req, sched);
     if (!c)
         return PATH_USER;
+    if (!c->ways)
+        c->ways = cells_trial && req->args.bytes >= CELLS_TRIAL_MIN ? 3 : 2;
     if (c->chosen)
         return c->chosen - 1;
     trial_plan t = plan_of(class_of(req->args.bytes));
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
-    return block == 1 || block == 2 ? PATH_KERNEL : PATH_USER;
+    return block < 0 || block >= blocks_of(c) ? PATH_USER : way_of_block(c, block);
 }
 
-int path_tune_pick(collie_request_t *req) { return pick(req, false); }
+int path_tune_pick(collie_request_t *req, bool cells_trial) { return pick(req, false, cells_trial); }
 
-int path_tune_sched_pick(collie_request_t *req) { return pick(req, true); }
+int path_tune_sched_pick(collie_request_t *req) { return pick(req, true, false); }
+
+static const char *way_name(int way) {
+    return way == PATH_KERNEL ? "the kernel copy" : way == PATH_CELLS ? "the copy cells"
+                                                                      : "shared memory";
+}
 
 static void choose(collie_request_t *req, tune_class *c, int counted, bool sched) {
     double margin = sched ? SCHED_KERNEL_MARGIN : 1.0;
-    bool kernel = (double)c->best[PATH_KERNEL] < margin * (double)c->best[PATH_USER];
-    c->chosen = 1 + (kernel ? PATH_KERNEL : PATH_USER);
+    int way = (double)c->best[PATH_KERNEL] < margin * (double)c->best[PATH_USER] ? PATH_KERNEL
+                                                                                 : PATH_USER;
+    if (c->ways == 3 && c->best[PATH_CELLS] && c->best[PATH_CELLS] < c->best[way])
+        way = PATH_CELLS;
+    c->chosen = (uint8_t)(1 + way);
     int k = class_of(req->args.bytes);
     collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks with buffers "
-               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us "
-               "(best of %d counted calls): taking %s", req->args.rank,
+               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us%s%.1f%s "
+               "(best of %d counted calls each): taking %s", req->args.rank,
                sched ? "the messages it sends in " : "", collie_coll_name(req->args.coll),
                1ull << k, (2ull << k) - 1, req->args.size,
-               c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3, counted,
-               c->chosen == 1 + PATH_KERNEL ? "the kernel copy" : "shared memory");
+               c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3,
+               c->ways == 3 ? " (the slots), the copy cells " : "",
+               c->ways == 3 ? c->best[PATH_CELLS] / 1e3 : 0.0, c->ways == 3 ? " us" : "",
+               counted, way_name(way));
 }
 
-/* Both ways counted, and one took more than CLEAR_LOSS times the other (large classes). */
+/* Two ways, both counted, and one took more than CLEAR_LOSS times the other (large
+ * classes). */
 static bool clear_loss(const tune_class *c) {
     uint64_t k = c->best[PATH_KERNEL], u = c->best[PATH_USER];
-    return k && u && (k > CLEAR_LOSS * u || u > CLEAR_LOSS * k);
+    return c->ways == 2 && k && u && (k > CLEAR_LOSS * u || u > CLEAR_LOSS * k);
 }
 
 static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
@@ -145,7 +184,7 @@ static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
         return;
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
                collie_coll_name(req->args.coll), (unsigned long long)req->args.bytes, ns / 1e3,
-               path == PATH_KERNEL ? "the kernel copy" : "shared memory");
+               way_name(path));
     int k = class_of(req->args.bytes);
     trial_plan t = plan_of(k);
     bool counted = c->calls >= t.skip && (c->calls - t.skip) % t.block != 0;
@@ -153,8 +192,8 @@ static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
         c->best[path] = ns;
     int done = ++c->calls - t.skip;   /* trial calls so far */
     int per_block = t.block - 1;      /* counted calls per block */
-    if (done >= 4 * t.block)
-        choose(req, c, 4 * per_block, sched);
+    if (done >= blocks_of(c) * t.block)
+        choose(req, c, 2 * per_block, sched);
     else if (k >= LARGE_CLASS && counted && clear_loss(c))
         choose(req, c, (done + t.block - 1) / t.block * per_block, sched);
 }
