@@ -112,6 +112,9 @@ int bind_plan(run_job *j) {
     cpu_set_t mask;
     if (sched_getaffinity(0, sizeof mask, &mask) != 0) {
         j->job_cpus = 0;      /* unknown: the ranks look at their own masks */
+        if (j->opt.bind == RUN_BIND_CORE)
+            fprintf(stderr, "collie-run: warning: --bind-to core: cannot read the CPUs "
+                    "collie-run may run on (%m); the ranks run unbound\n");
         return 0;
     }
     int *cpus = malloc(3 * sizeof(int) * CPU_SETSIZE), ncpus = 0;

@@ -24,10 +24,11 @@
  * COLLIE_SHM_SLOTS_MAX, at least CELLS_TRIAL_MIN) also try the copy cells.  Which of the
  * two is faster changes with the machine's state, not only with the machine: on the
  * 2-core AMD VM of 2026-11-27 a line written by one core and read by the other was cheap
- * in some hours and slow in others (the host's doing), and at P = 2 512 KiB bcast took
- * 10-11 us through the slots and ~18 through the cells in the first state, 30 and 18.5 in
- * the second; allreduce 512 KiB 25 and 44 through the slots, 35.6 through the cells in the
- * second.
+ * in some hours and slow in others (the host's doing): at P = 2 a 512 KiB bcast took
+ * 11.3 us through the slots and 9.3 through the cells in the first state (the decider's
+ * best timings), 30 and 18.5 in the second; allreduce 512 KiB 25.6 and 21.2, then 44.5
+ * and 35.6.  On the Intel Xeon VM of earlier sessions the cells lost there, up to 2x with
+ * reused data.
  *
  * How: the deciding rank keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
