@@ -12,13 +12,13 @@
 #ifndef COLLIE_BENCH_OSU_H
 #define COLLIE_BENCH_OSU_H
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "transport/shm_segment.h"
 
 typedef struct osu_args {
     int argc;
@@ -130,16 +130,11 @@ static inline void osu_row(unsigned long long bytes, double avg, double mn, doub
     printf("\n");
 }
 
-/* CPUs the job may run on (collie-run's COLLIE_JOB_CPUS: its ranks are bound to one core
- * each), else this process's affinity mask; at least 1. */
+/* CPUs the job may run on, as the library counts them (COLLIE_JOB_CPUS under collie-run,
+ * whose ranks are bound to one core each, else this process's mask); at least 1. */
 static inline int osu_cores(void) {
-    const char *job = getenv("COLLIE_JOB_CPUS");
-    if (job && atoi(job) > 0)
-        return atoi(job);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    return 1;
+    int n = collie_shm_count_cpus();
+    return n > 0 ? n : 1;
 }
 
 static inline void osu_warn_oversubscribed(int ranks) {

@@ -74,6 +74,7 @@ static void finish(run_job *j) {
     free(j->streams);
     free(j->pfds);
     free(j->pstreams);
+    free(j->bind_sets);
 }
 
 int main(int argc, char **argv) {

@@ -84,8 +84,9 @@ static inline int bind_from_env(run_opts *o) {
     const char *env = getenv("COLLIE_BIND_TO");
     if (o->bind != RUN_BIND_DEFAULT || !env || !*env)
         return 0;
-    if (!strcmp(env, "core") || !strcmp(env, "none"))
-        return parse_bind(env, o);
+    o->bind = !strcmp(env, "core") ? RUN_BIND_CORE : !strcmp(env, "none") ? RUN_BIND_NONE : -1;
+    if (o->bind >= 0)
+        return 0;
     fprintf(stderr, "collie-run: COLLIE_BIND_TO=\"%.40s\" must be core or none\n", env);
     return -1;
 }

@@ -61,50 +61,47 @@ static int same_core(cpu_place a, cpu_place b) {
     return a.core >= 0 && a.package == b.package && a.core == b.core;
 }
 
-/* The CPUs of mask grouped into cores: cpus[] in mask order, core_of[i] the core index
- * of cpus[i] (cores numbered in order of their first CPU), thread_of[i] its index within
- * its core.  Returns the number of cores. */
-static int group_cores(const cpu_set_t *mask, int *cpus, int *core_of, int *thread_of,
-                       int *ncpus) {
-    cpu_place *seen = calloc(CPU_SETSIZE, sizeof *seen);
-    int *threads = calloc(CPU_SETSIZE, sizeof *threads);
-    int n = 0, ncores = 0;
-    for (int c = 0; c < CPU_SETSIZE && seen && threads; c++) {
+/* The CPUs of collie-run's mask grouped into cores. */
+typedef struct {
+    int n, ncores;
+    int cpu[CPU_SETSIZE];      /* in mask order */
+    int core[CPU_SETSIZE];     /* core index of cpu[i], cores in order of their first CPU */
+    int thread[CPU_SETSIZE];   /* index of cpu[i] within its core */
+    cpu_place place[CPU_SETSIZE];    /* of each core */
+    int threads[CPU_SETSIZE];        /* CPUs seen so far per core */
+} cpu_list;
+
+static void group_cores(const cpu_set_t *mask, cpu_list *l) {
+    for (int c = 0; c < CPU_SETSIZE; c++) {
         if (!CPU_ISSET(c, mask))
             continue;
         cpu_place p = place_of(c);
         int k = 0;
-        while (k < ncores && !same_core(seen[k], p))
+        while (k < l->ncores && !same_core(l->place[k], p))
             k++;
-        if (k == ncores)
-            seen[ncores++] = p;
-        cpus[n] = c;
-        core_of[n] = k;
-        thread_of[n] = threads[k]++;
-        n++;
+        if (k == l->ncores)
+            l->place[l->ncores++] = p;
+        l->cpu[l->n] = c;
+        l->core[l->n] = k;
+        l->thread[l->n++] = l->threads[k]++;
     }
-    free(seen);
-    free(threads);
-    *ncpus = n;
-    return ncores;
 }
 
-/* Rank r's CPUs in plan: the whole core r, or the r-th CPU taking first threads first. */
-static void plan_ranks(run_job *j, const int *cpus, const int *core_of, const int *thread_of,
-                       int ncpus, int ncores) {
+/* Rank r's CPUs: the whole core r, or the r-th CPU taking first threads first. */
+static void plan_ranks(run_job *j, const cpu_list *l) {
     long p = j->opt.nranks, r = 0;
     for (long i = 0; i < p; i++)
         CPU_ZERO(&j->bind_sets[i]);
-    if (p <= ncores) {
-        for (int i = 0; i < ncpus; i++)
-            if (core_of[i] < p)
-                CPU_SET(cpus[i], &j->bind_sets[core_of[i]]);
+    if (p <= l->ncores) {
+        for (int i = 0; i < l->n; i++)
+            if (l->core[i] < p)
+                CPU_SET(l->cpu[i], &j->bind_sets[l->core[i]]);
         return;
     }
     for (int t = 0; r < p; t++)
-        for (int i = 0; i < ncpus && r < p; i++)
-            if (thread_of[i] == t)
-                CPU_SET(cpus[i], &j->bind_sets[r++]);
+        for (int i = 0; i < l->n && r < p; i++)
+            if (l->thread[i] == t)
+                CPU_SET(l->cpu[i], &j->bind_sets[r++]);
 }
 
 /* Declared in run_job.h. */
@@ -117,34 +114,30 @@ int bind_plan(run_job *j) {
                     "collie-run may run on (%m); the ranks run unbound\n");
         return 0;
     }
-    int *cpus = malloc(3 * sizeof(int) * CPU_SETSIZE), ncpus = 0;
-    if (!cpus) {
+    long p = j->opt.nranks;
+    cpu_list *l = calloc(1, sizeof *l);
+    if (!l) {
         fprintf(stderr, "collie-run: out of memory\n");
         return -1;
     }
-    int ncores = group_cores(&mask, cpus, cpus + CPU_SETSIZE, cpus + 2 * CPU_SETSIZE, &ncpus);
-    long p = j->opt.nranks;
-    j->job_cpus = ncpus;
+    group_cores(&mask, l);
+    j->job_cpus = l->n;
     int bind = j->opt.bind == RUN_BIND_CORE ||
-               (j->opt.bind == RUN_BIND_DEFAULT && p >= 2 && p <= ncpus);
-    if (bind && p > ncpus) {
+               (j->opt.bind == RUN_BIND_DEFAULT && p >= 2 && p <= l->n);
+    int rc = 0;
+    if (bind && p > l->n) {
         fprintf(stderr, "collie-run: --bind-to core: %ld ranks but collie-run may run on %d "
-                "CPU%s; use --bind-to none to let ranks share CPUs\n", p, ncpus,
-                ncpus == 1 ? "" : "s");
-        free(cpus);
-        return -1;
+                "CPU%s; use --bind-to none to let ranks share CPUs\n", p, l->n,
+                l->n == 1 ? "" : "s");
+        rc = -1;
+    } else if (bind && !(j->bind_sets = calloc((size_t)p, sizeof *j->bind_sets))) {
+        fprintf(stderr, "collie-run: out of memory\n");
+        rc = -1;
+    } else if (bind) {
+        plan_ranks(j, l);
     }
-    if (bind) {
-        j->bind_sets = calloc((size_t)p, sizeof *j->bind_sets);
-        if (!j->bind_sets) {
-            fprintf(stderr, "collie-run: out of memory\n");
-            free(cpus);
-            return -1;
-        }
-        plan_ranks(j, cpus, cpus + CPU_SETSIZE, cpus + 2 * CPU_SETSIZE, ncpus, ncores);
-    }
-    free(cpus);
-    return 0;
+    free(l);
+    return rc;
 }
 
 /* Declared in run_job.h: in the forked child, before exec. */
