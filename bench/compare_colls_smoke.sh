@@ -20,7 +20,7 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
 elif command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
   libs+=(mpich)
 fi
-python3 bench/compare --colls "$colls" --np 2 --sizes "8 64" --data fresh --reps 1 --no-forced \
+python3 bench/compare --colls "$colls" --np 2 --sizes "8 64" --data fresh --reps 1 --no-forced --state-wait 0 \
   --iters 5 --limit 60 --check --no-setup --no-venv --no-install --build-dir "$BUILD" \
   --libs "${libs[*]}" --out "$OUT" > "$OUT.txt" 2> "$OUT.err"
 fail() { echo "compare_colls_smoke: $*" >&2; cat "$OUT.txt" "$OUT.err" >&2; exit 1; }

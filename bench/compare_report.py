@@ -15,6 +15,9 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
    every point above 1.3 x (collie with malloc buffers).
 4. Per data mode (and per collective when there are several): points at or below the best
    peer, at most 1.3 x, and the worst ratio.
+5. The machine's states (bench/compare_state.py): the best peer's state is named beside
+   it, collie's time is its best run in that state, and points where collie had no run
+   there say so.
 
 Any of bench/compare's collectives (allreduce, reduce, bcast, allgather,
 reduce_scatter_block, alltoall); summary.csv files from before the shared-heap columns
@@ -90,8 +93,10 @@ def point_table(table):
                 continue
             mine = f"{us(num(r['collie_us']))}" + \
                 (f" ({r['collie_algorithm']})" if data == "reused" else "")
-            best = f"{us(num(r['best_peer_us']))} ({r['best_peer']} {r['best_peer_config']})"
-            cells += [mine, best, ratio(num(r["ratio"]))]
+            state = f", {r['best_peer_state']}" if r.get("best_peer_state") else ""
+            best = f"{us(num(r['best_peer_us']))} ({r['best_peer']} {r['best_peer_config']}{state})"
+            unmatched = " (collie not in that state)" if r.get("state_matched") == "no" else ""
+            cells += [mine, best, ratio(num(r["ratio"])) + unmatched]
         cells.append(ratios_of(table, (coll, P, size), "ratio_collie_alloc"))
         if heap:
             cells.append(ratios_of(table, (coll, P, size), "ratio_shared_heap"))
@@ -146,6 +151,22 @@ def totals(table):
                           f"{max(ratios):.2f}, best {min(ratios):.2f}")
 
 
+def states(table):
+    """How the machine's states (bench/compare_state.py) entered the comparison."""
+    splits = sorted({r["line_split_ns"] for r in table.values() if r.get("line_split_ns")})
+    if not splits:
+        print("- machine state: one state throughout (or not probed): every run compared")
+        return
+    count = {}
+    for r in table.values():
+        key = (r.get("best_peer_state") or "none", r.get("state_matched") or "")
+        count[key] = count.get(key, 0) + 1
+    parts = [f"{n} with the best peer in the {s} state{' (collie not in it)' if m == 'no' else ''}"
+             for (s, m), n in sorted(count.items())]
+    print(f"- machine states: two (cache line one-way split at {', '.join(splits)} ns); points: "
+          + "; ".join(parts))
+
+
 def main(argv):
     colls = None
     if len(argv) >= 2 and argv[0] == "--colls":
@@ -161,6 +182,7 @@ def main(argv):
     per_size(table)
     print()
     totals(table)
+    states(table)
 
 
 if __name__ == "__main__":

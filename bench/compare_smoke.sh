@@ -21,8 +21,13 @@ python3 bench/compare --smoke --check --no-setup --no-venv --no-install --build-
 fail() { echo "compare_smoke: $*" >&2; cat "$OUT.txt" "$OUT.err" >&2; exit 1; }
 grep "left out" "$OUT.err" | sed 's/^compare: /compare_smoke: skipped: /' || true
 
-want_raw="coll,P,bytes,data,library,config,rep,status,us,iters,algorithm"
+want_raw="coll,P,bytes,data,library,config,rep,status,us,iters,algorithm,line_ns_before,line_ns_after"
 [ "$(head -1 "$OUT/compare.csv")" = "$want_raw" ] || fail "compare.csv header is $(head -1 "$OUT/compare.csv")"
+# every launch is probed before and after (the machine's state: compare_state.py)
+if [ -x "$BUILD/bench/floors" ] && [ "$(nproc)" -ge 2 ]; then
+  bad=$(awk -F, 'NR > 1 && !($12 > 0 && $13 > 0)' "$OUT/compare.csv" | wc -l)
+  [ "$bad" = 0 ] || fail "$bad rows without the cache-line probes (line_ns_before/after)"
+fi
 libs=(collie)
 command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null && libs+=(openmpi)
 command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null && libs+=(mpich)
@@ -56,7 +61,7 @@ peer_cols=""
 for peer in openmpi mpich intelmpi openmpi5 mpich5 oneccl; do
   peer_cols+=",${peer}_auto_us,${peer}_forced_us,${peer}_forced_algorithm"
 done
-want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us,collie_heap_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc,ratio_shared_heap"
+want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us,collie_heap_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc,ratio_shared_heap,best_peer_state,state_matched,line_split_ns"
 [ "$(head -1 "$OUT/summary.csv")" = "$want_sum" ] || fail "summary.csv header is $(head -1 "$OUT/summary.csv")"
 # columns by name: collie_us, collie_algorithm, collie_alloc_us, best_peer_us, ratio
 rows=$(awk -F, -v mpi=$((${#libs[@]} > 1)) '

@@ -14,7 +14,13 @@
  *              same at once (the total is what a collective with both cores copying gets).  GB/s counts
  *              bytes read + written (memcpy 2×size, sum 3×size).
  *
- *   usage: floors [--quick] [pingpong] [futex] [bandwidth]   (default: all three)
+ *   line       only the pinned ping-pong, short, as one line "line_ns MIN MEDIAN": the
+ *              probe bench/compare runs before and after every launch (this VM's
+ *              vCPUs sit sometimes on cores that share a cache, sometimes not: 55 against
+ *              260 ns, and every shared-memory library's times change with it).
+ *
+ *   usage: floors [--quick] [pingpong] [futex] [bandwidth] | floors line   (default: the
+ *          first three)
  *
  * Two processes share an anonymous MAP_SHARED mapping; every wait has a deadline, so a
  * dead or descheduled partner gives an error, not a hang.  Latencies: the fastest of 101
@@ -297,6 +303,16 @@ static void run_pingpong(void) {
     latency_row("pingpong", "spin+yield, both on core 0", pingpong(0, 0, SPIN_YIELD, yield_rounds));
 }
 
+/* bench/compare's probe of the machine's state: about 10 ms. */
+static void run_line(void) {
+    if (ncores() < 2) {
+        printf("line_ns - -\n");
+        return;
+    }
+    latency l = pingpong(0, 1, SPIN, 200);
+    printf("line_ns %.1f %.1f\n", l.min, l.median);
+}
+
 static void run_futex(void) {
     long rounds = quick ? 20 : 200;
     if (ncores() >= 2)
@@ -326,6 +342,10 @@ static void run_bandwidth(void) {
 
 int main(int argc, char **argv) {
     int want[3] = { 0, 0, 0 }, any = 0;
+    if (argc == 2 && !strcmp(argv[1], "line")) {
+        run_line();
+        return 0;
+    }
     static const char *const names[3] = { "pingpong", "futex", "bandwidth" };
     for (int i = 1; i < argc; i++) {
         int known = !strcmp(argv[i], "--quick");
@@ -335,7 +355,7 @@ int main(int argc, char **argv) {
                 known = want[k] = any = 1;
         if (!known) {
             fprintf(stderr, "floors: unknown argument '%s'\n"
-                            "usage: floors [--quick] [pingpong] [futex] [bandwidth]\n", argv[i]);
+                            "usage: floors [--quick] [pingpong] [futex] [bandwidth] | floors line\n", argv[i]);
             return 2;
         }
     }

@@ -1,0 +1,95 @@
+"""compare_summary.py — bench/compare's tables: the best time of every library
+configuration per point (per state of the machine, compare_state.py), the best peer (the
+fastest run of any peer's auto or forced algorithms) and collie's ratios to it.
+
+compare.csv rows (RAW_COLUMNS) come from bench/compare's Runner; summarize() gives the
+records of summary.csv (SUMMARY_COLUMNS).
+"""
+import compare_state
+
+COLLS = ("allreduce", "reduce", "bcast", "allgather", "reduce_scatter_block", "alltoall")
+PEERS = ("openmpi", "mpich", "intelmpi", "openmpi5", "mpich5", "oneccl")
+DATA = ("reused", "fresh")
+RAW_COLUMNS = ["coll", "P", "bytes", "data", "library", "config", "rep", "status", "us",
+               "iters", "algorithm", "line_ns_before", "line_ns_after"]
+SUMMARY_COLUMNS = ["coll", "P", "bytes", "data", "collie_us", "collie_algorithm",
+                   "collie_alloc_us", "collie_heap_us"] + \
+    [f"{p}_{c}" for p in PEERS for c in ("auto_us", "forced_us", "forced_algorithm")] + \
+    ["best_peer", "best_peer_config", "best_peer_us", "ratio", "ratio_collie_alloc",
+     "ratio_shared_heap", "best_peer_state", "state_matched", "line_split_ns"]
+
+
+def best_of(rows, split):
+    """{(coll, P, bytes, data, library, config): {state: (best us, algorithm)}} over
+    repetitions, per state of the machine (compare_state.py; one state "" without split)."""
+    best = {}
+    for row in rows:
+        coll, nprocs, size, data, lib, config, _rep, status, us, _iters, alg = row[:11]
+        state = compare_state.state_of(row[11], row[12], split)
+        per = best.setdefault((coll, nprocs, size, data, lib, config), {})
+        if status == "ok" and (state not in per or us < per[state][0]):
+            per[state] = (us, alg)
+    return {k: v for k, v in best.items() if v}
+
+
+def overall(per_state):
+    """The best (us, algorithm, state) of any state, or None.  Launches during which the
+    state changed ("mixed") count only when there is nothing else."""
+    clean = {k: v for k, v in per_state.items() if k != compare_state.MIXED} or per_state
+    return min((v + (s,) for s, v in clean.items()), default=None)
+
+
+def peer_top(best, point):
+    """The best peer of a point: (us, peer, config, state) — the fastest run of any peer's
+    auto or forced algorithms, in any state but "mixed" (the state changed during the
+    launch) — or None."""
+    runs = []
+    for k, per in best.items():
+        if k[:4] == point and k[4] in PEERS:
+            runs += [(v[0], k[4], k[5], s) for s, v in per.items() if s != compare_state.MIXED]
+    return min(runs) if runs else None
+
+
+def ratio_of(mine, peer_us):
+    """mine's time / the best peer's, to 4 significant digits ("" when either is missing)."""
+    return float(f"{mine[0] / peer_us:.4g}") if mine and peer_us else ""
+
+
+def summarize(rows):
+    """One record per point (SUMMARY_COLUMNS): collie's times, each peer's best auto and
+    forced, the best peer, the ratios, and the machine's state behind them."""
+    split = compare_state.split_of([v for r in rows for v in r[11:13]])
+    best = best_of(rows, split)
+    points = sorted({(r[0], r[1], r[2], r[3]) for r in rows},
+                    key=lambda k: (COLLS.index(k[0]), k[1], k[2], DATA.index(k[3])))
+    table = []
+    for point in points:
+        coll, nprocs, size, data = point
+        top = peer_top(best, point)
+        state = top[3] if top else ""
+        mine, matched = compare_state.matched_best(best.get(point + ("collie", "auto"), {}), state)
+        rec = {"coll": coll, "P": nprocs, "bytes": size, "data": data,
+               "collie_us": mine[0] if mine else "", "collie_algorithm": mine[1] if mine else "",
+               "best_peer_state": state, "state_matched": matched,
+               "line_split_ns": f"{split:.0f}" if split else ""}
+        alloc = compare_state.matched_best(best.get(point + ("collie", "collie_alloc"), {}), state)[0]
+        rec["collie_alloc_us"] = alloc[0] if alloc else ""
+        heap = compare_state.matched_best(best.get(point + ("collie", "shared_heap"), {}), state)[0]
+        rec["collie_heap_us"] = heap[0] if heap else ""
+        for peer in PEERS:
+            auto = overall(best.get(point + (peer, "auto"), {}))
+            forced = [overall(v)[:1] + (k[5],) for k, v in best.items()
+                      if k[:5] == point + (peer,) and k[5] != "auto"]
+            fbest = min(forced) if forced else None
+            rec[f"{peer}_auto_us"] = auto[0] if auto else ""
+            rec[f"{peer}_forced_us"] = fbest[0] if fbest else ""
+            rec[f"{peer}_forced_algorithm"] = fbest[1] if fbest else ""
+        rec["best_peer"] = top[1] if top else ""
+        rec["best_peer_config"] = top[2] if top else ""
+        rec["best_peer_us"] = top[0] if top else ""
+        peer_us = top[0] if top and top[0] > 0 else None
+        rec["ratio"] = ratio_of(mine, peer_us)
+        rec["ratio_collie_alloc"] = ratio_of(alloc, peer_us)
+        rec["ratio_shared_heap"] = ratio_of(heap, peer_us)
+        table.append(rec)
+    return table
