@@ -70,12 +70,22 @@ void cells_free(cells_run *c) {
 
 void cells_reset(cells_run *c) { c->begun = false; }
 
-/* Bytes per step: an eighth of the call, so the pipeline fills after a short first step,
- * but at least STEP_MIN (a step costs a few flag loads and stores) and at most a cell;
- * a multiple of 64 bytes when the element size divides 64, else of the element size. */
-#define STEP_MIN (16u * 1024u)
-uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell) {
-    uint64_t want = bytes / 8 < STEP_MIN ? STEP_MIN : bytes / 8;
+/* Bytes per step.  bcast, one copy in and one out per step: an eighth of the call, at
+ * least 16 KiB, so the readers start after a short first step.  The others, whose ranks
+ * all write and read and wait for two or three flags per step: a quarter, at least
+ * 64 KiB — a flag wait costs a cache line's trip between cores, and that trip varies by
+ * 4-10x with where the host puts two vCPUs (docs/performance.md, "The machine's state").
+ * Measured at P = 2 on the AMD VM (2026-11-27, allreduce/alltoall/allgather through the
+ * cells, 32 KiB - 2 MiB): with 210-220 ns trips, 128 KiB in 9.2-10.3 us against 12.8-13.7
+ * in steps of n/8 and 32 KiB blocks 2.8-3.1 against 3.4-3.6; with 40 ns trips allreduce
+ * 128 KiB 5.0 against 5.6, the rest within 5 %; bcast is best with the small steps in
+ * both.  At most a cell; a multiple of 64 bytes when the element size divides 64, else
+ * of the element size. */
+#define BCAST_STEP_MIN (16u * 1024u)
+#define STEP_MIN (64u * 1024u)
+uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bcast) {
+    uint64_t part = bcast ? bytes / 8 : bytes / 4, least = bcast ? BCAST_STEP_MIN : STEP_MIN;
+    uint64_t want = part < least ? least : part;
     uint64_t unit = 64 % elem == 0 ? 64 : elem;
     if (want > cell)
         want = cell;
@@ -96,7 +106,8 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
 static void begin(collie_request_t *req, cells_run *c) {
     uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
-    uint64_t chunk = cells_step_bytes(req->args.bytes, elem, req->team->tp->cells->cell_bytes);
+    uint64_t chunk = cells_step_bytes(req->args.bytes, elem, req->team->tp->cells->cell_bytes,
+                                      req->args.coll == COLL_BCAST);
     cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk);
 }
 

@@ -57,7 +57,7 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     uint64_t most = longest_block(a);
     if (a->coll == COLL_ALLTOALL)
         cell = cell / (uint64_t)a->size / elem * elem;
-    uint64_t chunk = cells_step_bytes(most, elem, cell);
+    uint64_t chunk = cells_step_bytes(most, elem, cell, false);
     cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk);
 }
 

@@ -18,8 +18,9 @@ struct cells_run {
     bool begun;
 };
 
-/* Bytes per step for a vector of `bytes` (see cells.c), at most `cell`. */
-uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell);
+/* Bytes per step for a vector (or the longest block) of `bytes` (see cells.c), at most
+ * `cell`; bcast's steps are smaller. */
+uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bcast);
 /* Takes steps of `chunk` bytes each from the team's step counter (every rank the same). */
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk);
 
