@@ -234,7 +234,20 @@ static const rule rules[] = {
     { COLL_REDUCE_SCATTER, 5, 8, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },
-    { COLL_ALLTOALL, 2, 4, 512 << 10, { "flat" } },
+    /* alltoall P = 2 (2026-11-27, AMD EPYC VM, collie-bench --algo all --barrier-each,
+     * 8 KiB-2 MiB per block, cache-line trips of 36-40 ns): with malloc buffers `cells`
+     * took 0.86-0.95 of flat's time from 8 KiB to 512 KiB (8 KiB 0.44 against 0.51 us,
+     * 128 KiB 5.9 against 6.6), and 0.75-0.85 with 210 ns trips; `direct` 0.77 at 8 KiB,
+     * 2.0 at 32 KiB (its board's round trip), within 5 % of cells from 128 KiB.  With
+     * collie_alloc buffers direct (mapped) took 1.29 / 2.83 us at 32 / 128 KiB against
+     * flat's 1.56 / 3.56 and cells' 1.73 / 5.72: so cells up to 32 KiB, then direct, which
+     * maps collie_alloc buffers and takes the cells (or the kernel copy, as timed) for
+     * malloc ones.  Against the old rule (flat up to 512 KiB; bench/ab_builds.sh, 16-256
+     * KiB, 220-240 ns trips): malloc 0.81-0.93 of the time, reused or fresh; collie_alloc
+     * 0.83-0.91 from 64 KiB and with fresh data at 16-32 KiB, but 1.19 / 1.37 at 16 / 32
+     * KiB with reused buffers (flat's by-reference slots). */
+    { COLL_ALLTOALL, 2, 2, 32 << 10, { "cells", "flat" } },
+    { COLL_ALLTOALL, 3, 4, 512 << 10, { "flat" } },
     { COLL_ALLTOALL, 2, 4, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLTOALL, 5, 8, ALL_BYTES, { "flat" } },
     { COLL_ALLTOALL, 9, 1 << 30, 256, { "bruck", "flat" } },
