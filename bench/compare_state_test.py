@@ -5,7 +5,8 @@ expected value worked out by hand:
   - two states: the best peer is the fastest peer run in any state, and collie's time is
     its best run in that run's state (not its faster run in the other state), matched;
   - collie without a run in that state: its best of any state, state_matched "no";
-  - a launch whose probes straddle the split ("mixed") counts in no state;
+  - a launch whose probes straddle the split ("mixed") counts in no state, and for the
+    best peer only where that configuration has no other run;
   - the top-up of bench/compare's Runner: after waiting for the slow state, it runs
     each collie configuration again at exactly the sizes where the best peer ran in a
     state that configuration did not, fast ones first (the launch and the probe are
@@ -55,13 +56,19 @@ def main():
     # fast run (1.5), not its slow run (1.2, a different machine).
     rows = [row("collie", "auto", 1.5, 55, 56), row("collie", "auto", 1.2, 250, 240),
             row("intelmpi", "auto", 3.0, 250, 260), row("intelmpi", "shumilin", 1.0, 57, 58),
-            row("openmpi", "auto", 0.5, 50, 240)]    # mixed: left out of the oracle
+            row("openmpi", "auto", 0.5, 50, 240), row("openmpi", "auto", 2.0, 55, 56)]
+    # openmpi's mixed run (0.5) is left out of the oracle: it has a clean one
     r = one_point(rows)
     check("two states: best peer", (r["best_peer"], r["best_peer_config"], r["best_peer_us"]),
           ("intelmpi", "shumilin", 1.0))
     check("two states: collie", (r["collie_us"], r["ratio"], r["best_peer_state"],
                                  r["state_matched"]), (1.5, 1.5, "fast", "yes"))
     check("two states: split", r["line_split_ns"], "114")   # sqrt(50 x 260)
+
+    # A peer whose only run is mixed still counts (a loaded machine's probes straddle).
+    r = one_point([row("collie", "auto", 1.5, 55, 56), row("intelmpi", "auto", 3.0, 50, 240)])
+    check("only mixed", (r["best_peer"], r["best_peer_us"], r["best_peer_state"],
+                         r["state_matched"]), ("intelmpi", 3.0, "mixed", ""))
 
     # No collie run in the best peer's (slow) state: its fast one, not matched.
     r = one_point([row("collie", "auto", 1.5, 55, 56), row("intelmpi", "auto", 3.0, 250, 260),

@@ -41,12 +41,13 @@ def overall(per_state):
 
 def peer_top(best, point):
     """The best peer of a point: (us, peer, config, state) — the fastest run of any peer's
-    auto or forced algorithms, in any state but "mixed" (the state changed during the
-    launch) — or None."""
+    auto or forced algorithms, in any state; a configuration's runs during which the state
+    changed ("mixed") count only when it has no other — or None."""
     runs = []
     for k, per in best.items():
         if k[:4] == point and k[4] in PEERS:
-            runs += [(v[0], k[4], k[5], s) for s, v in per.items() if s != compare_state.MIXED]
+            clean = {s: v for s, v in per.items() if s != compare_state.MIXED} or per
+            runs += [(v[0], k[4], k[5], s) for s, v in clean.items()]
     return min(runs) if runs else None
 
 
