@@ -56,13 +56,24 @@ def split_of(probes):
     return math.sqrt(min(values) * max(values))
 
 
+def state_at(probe, split):
+    """The state one probe says: fast or slow."""
+    return FAST if float(probe) < split else SLOW
+
+
 def state_of(before, after, split):
     """A launch's state from its two probes: fast, slow, mixed, or "" (no split, or a
     probe missing)."""
     if split is None or before == "" or after == "":
         return ""
-    a, b = float(before) < split, float(after) < split
-    return MIXED if a != b else (FAST if a else SLOW)
+    a, b = state_at(before, split), state_at(after, split)
+    return MIXED if a != b else a
+
+
+def without_mixed(per_state):
+    """{state: time} without the launches during which the state changed, unless those
+    are all there is."""
+    return {s: v for s, v in per_state.items() if s != MIXED} or per_state
 
 
 def wait_for(probe, want, split, limit_s, say):
@@ -70,7 +81,7 @@ def wait_for(probe, want, split, limit_s, say):
     t0 = time.time()
     while True:
         v = probe.measure()
-        if v != "" and (FAST if v < split else SLOW) == want:
+        if v != "" and state_at(v, split) == want:
             return True
         if time.time() - t0 >= limit_s:
             say(f"compare: the machine did not come to the {want} state within {limit_s:.0f} s "
@@ -83,8 +94,6 @@ def matched_best(by_state, want):
     """collie's best (us, algorithm) in state `want` from {state: (us, algorithm)}, and
     whether it matched ("yes"/"no"; "" when there is no state to match): its best in any
     state when it has no run in `want`."""
-    if want not in (FAST, SLOW):
-        return (min(by_state.values()) if by_state else None), ""
-    if want in by_state:
+    if want in (FAST, SLOW) and want in by_state:
         return by_state[want], "yes"
-    return (min(by_state.values()) if by_state else None), "no"
+    return min(by_state.values(), default=None), "no" if want in (FAST, SLOW) else ""

@@ -19,6 +19,11 @@ SUMMARY_COLUMNS = ["coll", "P", "bytes", "data", "collie_us", "collie_algorithm"
      "ratio_shared_heap", "best_peer_state", "state_matched", "line_split_ns"]
 
 
+def split_of_rows(rows):
+    """The split between the machine's states over the probes of compare.csv rows."""
+    return compare_state.split_of([v for r in rows for v in r[11:13]])
+
+
 def best_of(rows, split):
     """{(coll, P, bytes, data, library, config): {state: (best us, algorithm)}} over
     repetitions, per state of the machine (compare_state.py; one state "" without split)."""
@@ -35,7 +40,7 @@ def best_of(rows, split):
 def overall(per_state):
     """The best (us, algorithm, state) of any state, or None.  Launches during which the
     state changed ("mixed") count only when there is nothing else."""
-    clean = {k: v for k, v in per_state.items() if k != compare_state.MIXED} or per_state
+    clean = compare_state.without_mixed(per_state)
     return min((v + (s,) for s, v in clean.items()), default=None)
 
 
@@ -46,7 +51,7 @@ def peer_top(best, point):
     runs = []
     for k, per in best.items():
         if k[:4] == point and k[4] in PEERS:
-            clean = {s: v for s, v in per.items() if s != compare_state.MIXED} or per
+            clean = compare_state.without_mixed(per)
             runs += [(v[0], k[4], k[5], s) for s, v in clean.items()]
     return min(runs) if runs else None
 
@@ -59,7 +64,7 @@ def ratio_of(mine, peer_us):
 def summarize(rows):
     """One record per point (SUMMARY_COLUMNS): collie's times, each peer's best auto and
     forced, the best peer, the ratios, and the machine's state behind them."""
-    split = compare_state.split_of([v for r in rows for v in r[11:13]])
+    split = split_of_rows(rows)
     best = best_of(rows, split)
     points = sorted({(r[0], r[1], r[2], r[3]) for r in rows},
                     key=lambda k: (COLLS.index(k[0]), k[1], k[2], DATA.index(k[3])))
