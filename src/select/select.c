@@ -216,7 +216,18 @@ static const rule rules[] = {
      * is now the copy cells, which took 0.65-0.9 of flat's time at 256 KiB (P = 8: 196
      * against 299 us) and 512 KiB (P = 3: 80 against 105); direct's board adds 2-8 % over
      * `cells` and maps collie_alloc buffers.  At 128 KiB flat won at P = 3, 4 (cells 1.1x). */
-    { COLL_ALLGATHER, 2, 8, 128 << 10, { "flat" } },
+    /* allgather P = 2 moves what alltoall P = 2 moves (one block each way), and takes its
+     * rule (below).  Measured 2026-11-27 (AMD EPYC VM, 33-38 ns cache-line trips,
+     * collie-bench --coll allgather --algo all --barrier-each [--fresh-data], 2 rounds):
+     * malloc buffers, cells against flat 0.46 / 0.50 us at 8 KiB, 1.50 / 1.78 at 32 KiB,
+     * 5.35 / 6.6 at 128 KiB, 24.5 / 27.3 at 512 KiB (direct 5.6 and 25: its board, then the
+     * cells); collie_alloc buffers, direct (mapped) 1.15 / 2.87 us at 32 / 128 KiB reused
+     * against cells' 1.50 / 5.35 (fresh: cells 1.48 against direct 1.65 at 32 KiB, direct
+     * 4.8 against flat 4.2-4.5 at 128 KiB); at 2 KiB flat and cells tie (0.29-0.31). */
+    { COLL_ALLGATHER, 2, 2, 4096, { "flat" } },
+    { COLL_ALLGATHER, 2, 2, 32 << 10, { "cells", "flat" } },
+    { COLL_ALLGATHER, 2, 2, ALL_BYTES, { "direct", "cells", "flat" } },
+    { COLL_ALLGATHER, 3, 8, 128 << 10, { "flat" } },
     { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
     /* P = 5..8 (2026-11-25, collie-bench --algo flat / direct --barrier-each [--fresh-data],
