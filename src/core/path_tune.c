@@ -39,6 +39,7 @@
  * all take the same way; every way reduces in rank order, so the results are the same
  * bits whichever is taken.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/path_tune.h"
@@ -161,15 +162,15 @@ static void choose(collie_request_t *req, tune_class *c, int counted, bool sched
         way = PATH_CELLS;
     c->chosen = (uint8_t)(1 + way);
     int k = class_of(req->args.bytes);
+    char cells[64] = "";
+    if (c->ways == 3)
+        snprintf(cells, sizeof cells, " (the slots), the copy cells %.1f us", c->best[PATH_CELLS] / 1e3);
     collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks with buffers "
-               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us%s%.1f%s "
+               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us%s "
                "(best of %d counted calls each): taking %s", req->args.rank,
                sched ? "the messages it sends in " : "", collie_coll_name(req->args.coll),
                1ull << k, (2ull << k) - 1, req->args.size,
-               c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3,
-               c->ways == 3 ? " (the slots), the copy cells " : "",
-               c->ways == 3 ? c->best[PATH_CELLS] / 1e3 : 0.0, c->ways == 3 ? " us" : "",
-               counted, way_name(way));
+               c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3, cells, counted, way_name(way));
 }
 
 /* Two ways, both counted, and one took more than CLEAR_LOSS times the other (large

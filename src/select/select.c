@@ -226,7 +226,6 @@ static const rule rules[] = {
      * 4.8 against flat 4.2-4.5 at 128 KiB); at 2 KiB flat and cells tie (0.29-0.31). */
     { COLL_ALLGATHER, 2, 2, 4096, { "flat" } },
     { COLL_ALLGATHER, 2, 2, 32 << 10, { "cells", "flat" } },
-    { COLL_ALLGATHER, 2, 2, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 3, 8, 128 << 10, { "flat" } },
     { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
