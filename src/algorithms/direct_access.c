@@ -392,7 +392,7 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     if (!is_root) {
         if (!direct_reached(req, root, true))
             return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        if (req->team->tp->board[root].check != req->check)
+        if (!direct_posted_this_call(req, root))
             return direct_posted_other(req, root, "posted");
     }
     if (use_cells(req, d)) {

@@ -45,11 +45,22 @@ static bool word_reached(const collie_request_t *req, const _Atomic uint64_t *w)
     return (int32_t)((uint32_t)atomic_load_explicit(w, memory_order_acquire) - want) >= 0;
 }
 
-/* Has q posted this very call (board)?  Then a message of it in q's channel is the slots
- * path's (use_slots): q posted before it sent, so this load sees the post. */
-static bool posted_this_call(const collie_request_t *req, int q) {
+/* Has q posted this very call?  (Then a message of it in q's channel is the slots path's,
+ * use_slots: q posted before it sent, so these loads see the post.)  q's board entry holds
+ * its latest post: a rank whose buffers nobody reads (a reduce's non-root through the
+ * cells) may already have gone on to its next call and posted that, so a post of another
+ * call is checked against the record of this call number in q's board history (published
+ * when q started the call, before its post).  Without that, a loaded machine turned a
+ * correct program's reduce into a mismatch error (mp.path_tune.P2 and mp.registered.P2
+ * under ctest -j3, 3 of 8 runs). */
+bool direct_posted_this_call(const collie_request_t *req, int q) {
     const collie_board_entry *e = &req->team->tp->board[q];
-    return word_reached(req, &e->ready) && e->check == req->check;
+    if (!word_reached(req, &e->ready))
+        return false;
+    if (e->check == req->check)
+        return true;
+    collie_call_id theirs;
+    return collie_board_call(req->team->tp, q, req->call_seq, &theirs) && theirs.check == req->check;
 }
 
 /* A chunk of this call from q in the channel means q runs another collective here —
@@ -63,7 +74,7 @@ int direct_check_channel(collie_request_t *req, int q) {
     if (atomic_load_explicit(&h->seq, memory_order_acquire) != s)
         return COLLIE_OK;
     const collie_slot_meta *m = collie_slot_meta_of(h);
-    if (m->call_seq != req->call_seq || posted_this_call(req, q))
+    if (m->call_seq != req->call_seq || direct_posted_this_call(req, q))
         return COLLIE_OK;
     collie_call_id theirs;
     collie_call_id_from_meta(m, h->check, &theirs);
@@ -104,7 +115,7 @@ int direct_all_reached(collie_request_t *req, bool ready) {
 int direct_check_calls(collie_request_t *req) {
     collie_board_entry *b = req->team->tp->board;
     for (int q = 0; q < req->args.size; q++)
-        if (b[q].check != req->check)
+        if (b[q].check != req->check && !direct_posted_this_call(req, q))
             return direct_posted_other(req, q, "posted");
     return COLLIE_OK;
 }

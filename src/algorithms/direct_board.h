@@ -22,6 +22,9 @@ bool direct_reached(struct collie_request *req, int q, bool ready);
 /* COLLIE_OK once every rank's `ready` (`done`) reached the call; COLLIE_TIMEOUT while
  * waiting; COLLIE_ERR_MISMATCH when the rank waited for sent a message of another call. */
 int direct_all_reached(struct collie_request *req, bool ready);
+/* Has rank q posted this very call (its board entry, or its board history when it has
+ * already posted a later call)? */
+bool direct_posted_this_call(const struct collie_request *req, int q);
 /* Once all posted: COLLIE_ERR_MISMATCH (naming both calls) when a rank posted another call. */
 int direct_check_calls(struct collie_request *req);
 /* The mismatch error for rank q whose board holds another call (`how`: "posted", "did"). */
