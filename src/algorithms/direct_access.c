@@ -342,11 +342,13 @@ static int copy_from_root(collie_request_t *req) {
     char *into = req->buf[SBUF_RECV];
     uint64_t n = req->args.bytes;
     const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
-    if (mapped) {
+    if (mapped && n >= tp->stream_out_min)
+        collie_stream_copy(into, mapped, n);
+    else if (mapped)
         memcpy(into, mapped, n);
-        return COLLIE_OK;
-    }
-    return direct_read(req, root, e->send_addr, into, n);
+    else
+        return direct_read(req, root, e->send_addr, into, n);
+    return COLLIE_OK;
 }
 
 /* bcast, root: every rank done with exactly this call must have done the same call (two

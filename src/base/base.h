@@ -39,12 +39,15 @@ int collie_handle_add(const void *h, int kind);
 bool collie_handle_remove(const void *h, int kind);   /* false if h was not registered */
 bool collie_handle_valid(const void *h, int kind);
 
-/* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
 /* memcpy whose stores bypass the cache, ordered before later stores (stream_copy.c);
  * native: false where it is plain memcpy (not x86-64). */
 void collie_stream_copy(void *dst, const void *src, size_t n);
 bool collie_stream_copy_native(void);
+/* The size of the last-level cache as the kernel reports it for CPU 0 (sysfs), else the C
+ * library's; 0 if neither knows (stream_copy.c). */
+uint64_t collie_last_level_cache_bytes(void);
 
+/* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
 uint64_t collie_splitmix64(uint64_t *x);
 
 /* Monotonic clock in nanoseconds. */

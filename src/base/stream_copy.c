@@ -12,8 +12,16 @@
  * The streaming stores are weakly ordered: collie_stream_copy ends with a store fence, so
  * a release store of a flag after it publishes the data.  x86-64 only (SSE2, part of the
  * base instruction set); elsewhere it is memcpy.
+ *
+ * A reader's copy out of the cells into its own buffer bypasses the cache too when the
+ * call is at least 3/4 of the last-level cache (collie_transport.stream_out_min): its
+ * destination would evict itself and everything else before the program reads it, and one
+ * memcpy of that size would stream by itself (glibc's non-temporal threshold is 3/4 of
+ * the shared cache), but the cells cut it into copies far below that.
  */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -52,3 +60,54 @@ void collie_stream_copy(void *dst, const void *src, size_t n) { memcpy(dst, src,
 
 bool collie_stream_copy_native(void) { return false; }
 #endif
+
+/* "32768K", "8M" or bytes: 0 if unreadable. */
+static uint64_t read_cache_size(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    unsigned long long n = 0;
+    char unit = 0;
+    int got = fscanf(f, "%llu%c", &n, &unit);
+    fclose(f);
+    if (got < 1)
+        return 0;
+    return unit == 'K' ? n << 10 : unit == 'M' ? n << 20 : unit == 'G' ? n << 30 : n;
+}
+
+static int read_cache_level(const char *path) {
+    FILE *f = fopen(path, "r");
+    int level = 0;
+    if (f && fscanf(f, "%d", &level) != 1)
+        level = 0;
+    if (f)
+        fclose(f);
+    return level;
+}
+
+/* sysfs first: in a VM the C library's CPUID-based figure can be the host's (seen here:
+ * 384 MiB from sysconf against the guest's 32 MiB). */
+uint64_t collie_last_level_cache_bytes(void) {
+    int best_level = 0;
+    uint64_t bytes = 0;
+    for (int i = 0; i < 16; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        int level = read_cache_level(path);
+        if (level <= best_level)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        uint64_t size = read_cache_size(path);
+        if (size) {
+            best_level = level;
+            bytes = size;
+        }
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (!bytes) {
+        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        bytes = l3 > 0 ? (uint64_t)l3 : 0;
+    }
+#endif
+    return bytes;
+}

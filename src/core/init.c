@@ -94,6 +94,10 @@ int collie_init(void) {
     collie_log(COLLIE_LOG_INFO, "joined a team of %d ranks over %s%s%s", world->size,
                tp->ops->name, tp->direct_ok ? " (single-copy reads on)" : "",
                tp->oversubscribed ? " (more ranks than cores)" : "");
+    if (tp->cells && tp->stream_out_min != UINT64_MAX)
+        collie_log(COLLIE_LOG_INFO, "bcasts of at least %llu KiB copy out of the cells with "
+                   "streaming stores (COLLIE_SHM_STREAM_OUT_MIN)",
+                   (unsigned long long)(tp->stream_out_min >> 10));
     return COLLIE_OK;
 }
 

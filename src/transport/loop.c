@@ -73,6 +73,7 @@ int collie_loop_create(int size, collie_transport **tps) {
         }
         made++;
         tp->ops = &loop_ops;
+        tp->stream_out_min = UINT64_MAX;
         tp->rank = r;
         tp->size = size;
         tp->nslots = nslots;

@@ -61,6 +61,21 @@ uint64_t collie_shm_kernel_min(int size) {
     return forced > 0 ? (uint64_t)forced : 0;
 }
 
+/* Measured (2026-11-27, AMD EPYC VM, 32 MiB L3; bcast through the cells with memcpy or
+ * streaming stores out of them, P = 2, 3, 4, 8, 8-64 MiB, reused and fresh data, 2
+ * rounds; docs/performance.md): from 32 MiB streaming took 0.46-0.93 of memcpy's time
+ * (0.80-1.01 at P = 2 with fresh data); at 8 MiB 1.21-1.62 with fresh data; 16 MiB mixed
+ * (0.67-1.15).  So from 3/4 of the last-level cache, where one memcpy streams by itself. */
+uint64_t collie_shm_stream_out_min(void) {
+    long long forced = collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1);
+    if (forced == 0)
+        return UINT64_MAX;
+    if (forced > 0)
+        return (uint64_t)forced;
+    uint64_t llc = collie_last_level_cache_bytes();
+    return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
+}
+
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg) {
     if (!cfg->ncells)
         return COLLIE_OK;

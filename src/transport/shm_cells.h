@@ -28,6 +28,9 @@ size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
 /* COLLIE_SHM_KERNEL_MIN for a team of `size`: UINT64_MAX never (set to 0, or one rank),
  * else from that many bytes; 0 when unset: chosen per call (core/path_tune.c). */
 uint64_t collie_shm_kernel_min(int size);
+/* COLLIE_SHM_STREAM_OUT_MIN (0: never, UINT64_MAX returned), else 3/4 of the last-level
+ * cache (never if unknown or without native streaming stores). */
+uint64_t collie_shm_stream_out_min(void);
 /* Sets tp->cells to the region (tp->size set); no-op without cells. */
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg);
 

@@ -229,6 +229,10 @@ typedef struct collie_transport {
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */
+    uint64_t stream_out_min;     /* bcast calls of at least this many bytes: a reader's copy
+                                    into its own buffer bypasses the cache (3/4 of the
+                                    last-level cache, COLLIE_SHM_STREAM_OUT_MIN; UINT64_MAX:
+                                    never) */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
