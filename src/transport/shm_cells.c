@@ -63,9 +63,10 @@ uint64_t collie_shm_kernel_min(int size) {
 
 /* Measured (2026-11-27, AMD EPYC VM, 32 MiB L3; bcast through the cells with memcpy or
  * streaming stores out of them, P = 2, 3, 4, 8, 8-64 MiB, reused and fresh data, 2
- * rounds; docs/performance.md): from 32 MiB streaming took 0.46-0.93 of memcpy's time
- * (0.80-1.01 at P = 2 with fresh data); at 8 MiB 1.21-1.62 with fresh data; 16 MiB mixed
- * (0.67-1.15).  So from 3/4 of the last-level cache, where one memcpy streams by itself. */
+ * rounds; docs/performance.md): at 32 and 64 MiB streaming took 0.46-0.93 of memcpy's
+ * time (0.80-1.01 at P = 2 with fresh data); at 8 MiB 1.21-1.62 with fresh data; 16 MiB
+ * mixed (0.67-1.15).  So from 3/4 of the last-level cache, where one memcpy would stream
+ * by itself. */
 uint64_t collie_shm_stream_out_min(void) {
     long long forced = collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1);
     if (forced == 0)

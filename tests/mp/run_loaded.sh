@@ -9,10 +9,11 @@
 # Usage: run_loaded.sh COLLIE_RUN COLLIE_BENCH
 set -euo pipefail
 run=$1 bench=$2
-hogs=()
+# The busy processes stop with this script however it ends (killed by a test timeout too).
+hogs=() me=$$
 trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
 for _ in 1 2; do
-  (while :; do :; done) &
+  (while kill -0 "$me" 2>/dev/null; do :; done) &
   hogs+=($!)
 done
 for rep in 1 2 3; do
