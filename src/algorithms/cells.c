@@ -359,10 +359,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     int st = cells_wait_in(req, root, v.t);
     if (st)
         return st;
-    if (req->args.bytes >= req->team->tp->stream_out_min)
-        collie_stream_copy(buf + v.off, collie_cell(cl, root, v.t), v.len);
-    else
-        memcpy(buf + v.off, collie_cell(cl, root, v.t), v.len);
+    collie_copy_out(req->team->tp, req->args.bytes, buf + v.off, collie_cell(cl, root, v.t), v.len);
     cells_publish(req, &cl->ctrl[me].freed, v.t);
     c->next_out++;
     return COLLIE_OK;

@@ -342,12 +342,9 @@ static int copy_from_root(collie_request_t *req) {
     char *into = req->buf[SBUF_RECV];
     uint64_t n = req->args.bytes;
     const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
-    if (mapped && n >= tp->stream_out_min)
-        collie_stream_copy(into, mapped, n);
-    else if (mapped)
-        memcpy(into, mapped, n);
-    else
+    if (!mapped)
         return direct_read(req, root, e->send_addr, into, n);
+    collie_copy_out(tp, n, into, mapped, n);
     return COLLIE_OK;
 }
 

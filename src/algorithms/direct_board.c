@@ -113,9 +113,8 @@ int direct_all_reached(collie_request_t *req, bool ready) {
 }
 
 int direct_check_calls(collie_request_t *req) {
-    collie_board_entry *b = req->team->tp->board;
     for (int q = 0; q < req->args.size; q++)
-        if (b[q].check != req->check && !direct_posted_this_call(req, q))
+        if (!direct_posted_this_call(req, q))
             return direct_posted_other(req, q, "posted");
     return COLLIE_OK;
 }

@@ -61,8 +61,8 @@ void collie_stream_copy(void *dst, const void *src, size_t n) { memcpy(dst, src,
 bool collie_stream_copy_native(void) { return false; }
 #endif
 
-/* "32768K", "8M" or bytes: 0 if unreadable. */
-static uint64_t read_cache_size(const char *path) {
+/* A sysfs number ("3", "32768K", "8M"): 0 if unreadable. */
+static uint64_t read_sysfs_number(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -75,29 +75,18 @@ static uint64_t read_cache_size(const char *path) {
     return unit == 'K' ? n << 10 : unit == 'M' ? n << 20 : unit == 'G' ? n << 30 : n;
 }
 
-static int read_cache_level(const char *path) {
-    FILE *f = fopen(path, "r");
-    int level = 0;
-    if (f && fscanf(f, "%d", &level) != 1)
-        level = 0;
-    if (f)
-        fclose(f);
-    return level;
-}
-
 /* sysfs first: in a VM the C library's CPUID-based figure can be the host's (seen here:
  * 384 MiB from sysconf against the guest's 32 MiB). */
 uint64_t collie_last_level_cache_bytes(void) {
-    int best_level = 0;
-    uint64_t bytes = 0;
+    uint64_t best_level = 0, bytes = 0;
     for (int i = 0; i < 16; i++) {
         char path[96];
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        int level = read_cache_level(path);
+        uint64_t level = read_sysfs_number(path);
         if (level <= best_level)
             continue;
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        uint64_t size = read_cache_size(path);
+        uint64_t size = read_sysfs_number(path);
         if (size) {
             best_level = level;
             bytes = size;

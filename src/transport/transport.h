@@ -256,6 +256,16 @@ typedef struct collie_transport {
 } collie_transport;
 
 /* Records that peer's death or silence failed this rank (the first culprit stays). */
+/* A bcast reader's copy of n bytes into its own buffer, in a call of call_bytes: with
+ * streaming stores from tp->stream_out_min, else memcpy. */
+static inline void collie_copy_out(const collie_transport *tp, uint64_t call_bytes, void *dst,
+                                   const void *src, size_t n) {
+    if (call_bytes >= tp->stream_out_min)
+        collie_stream_copy(dst, src, n);
+    else
+        memcpy(dst, src, n);
+}
+
 static inline void collie_transport_blame(collie_transport *tp, int peer) {
     if (!tp->blame && peer >= 0 && peer < tp->size)
         tp->blame = peer + 1;
