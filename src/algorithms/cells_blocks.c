@@ -33,6 +33,9 @@
 #include "algorithms/cells_impl.h"
 #include "types/types.h"
 
+/* alltoall: the parts of a cell, one per peer (a team of one moves nothing). */
+static uint64_t parts_of(const collie_coll_args *a) { return a->size > 1 ? (uint64_t)a->size - 1 : 1; }
+
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
     uint64_t part = a->cell_bytes;
     if (a->coll == COLL_ALLTOALL && a->v) {
@@ -40,7 +43,7 @@ bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
         return false;
     }
     if (a->coll == COLL_ALLTOALL)
-        part = a->cell_bytes / (uint64_t)(a->size - 1);
+        part = a->cell_bytes / parts_of(a);
     if (a->elem_size > part) {
         *why = a->coll == COLL_ALLTOALL ? "elements larger than a copy cell's part per peer "
                                           "(COLLIE_SHM_CELL_BYTES / (team size - 1))"
@@ -66,7 +69,7 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     uint64_t elem = a->elem_size ? a->elem_size : 1, cell = req->team->tp->cells->cell_bytes;
     uint64_t most = longest_block(a);
     if (a->coll == COLL_ALLTOALL)
-        cell = cell / (uint64_t)(a->size - 1) / elem * elem;
+        cell = cell / parts_of(a) / elem * elem;
     uint64_t chunk = cells_step_bytes(most, elem, cell, false);
     if (a->size == 2 && most > chunk)
         chunk = (most < cell ? most : cell) / elem * elem;
