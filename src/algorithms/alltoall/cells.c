@@ -1,6 +1,6 @@
 /*
  * alltoall/cells.c — alltoall through the shm transport's copy cells: every rank copies,
- * chunk by chunk, its blocks for all other ranks into its cell (one part per rank), and
+ * chunk by chunk, its blocks for all other ranks into its cell (one part per peer), and
  * every rank copies its part out of every other rank's cell.
  *
  * Source: the copy-in/copy-out pipeline of shared-memory collectives (MPICH's
@@ -13,7 +13,7 @@
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell's
  *   part (cell bytes / P); at most 255 ranks; block form (alltoallv: every rank knows only
  *   its own counts, so the ranks cannot agree on the steps), in place.
- * Cost: T ≈ (n/c + 1)·t_flag + 2·(P−1)·n·β_mem, c the chunk (≤ cell / P).  build() gives
+ * Cost: T ≈ (n/c + 1)·t_flag + 2·(P−1)·n·β_mem, c the chunk (≤ cell / (P − 1)).  build() gives
  *   the same data flow as messages (alltoall `flat`) for the verifier and the simulator.
  */
 #include "algorithms/cells.h"
