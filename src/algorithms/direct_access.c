@@ -1,7 +1,8 @@
 /*
  * direct_access.c — the driver of allreduce and reduce `direct_segments` and bcast
  * `direct_copy` (their files in allreduce/, reduce/ and bcast/ hold the references, cost
- * and the schedule the verifier and the simulator see).
+ * and the schedule the verifier and the simulator see; bcast's moves are in
+ * direct_access_bcast.c).
  *
  * Protocol (the board's words and checks: direct_board.c): a rank posts its buffers'
  *   addresses on the team's board (transport.h) and waits until every rank posted the
@@ -11,9 +12,11 @@
  *   touches this segment anywhere); then it marks itself done and waits until every rank
  *   is done (its own output is complete and no one reads its input any more).
  *   bcast: a non-root waits only for the root's post, copies the root's buffer into its
- *   own and marks itself done; the root waits until every rank is done.
+ *   own and marks itself done; the root waits until every rank is done (at P = 2 with
+ *   both buffers in collie_alloc memory the two split the copy: direct_access_bcast.c).
  * Access: a peer's buffer in collie_alloc memory is mapped (loads and stores), at any size
- *   (but a bcast at P = 2 from 2 MiB takes the cells: MAPPED_BCAST_PAIR_CELLS_MIN).
+ *   (but a bcast at P = 2 from 2 MiB whose reader's buffer is not takes the cells:
+ *   MAPPED_BCAST_PAIR_CELLS_MIN).
  *   When a buffer the call reads or writes is not (it is malloc'd), the call goes through
  *   the copy cells (cells.c) instead, unless the kernel copy was chosen for this call: by
  *   COLLIE_SHM_KERNEL_MIN (collie_cells.kernel_min) or, unset, by the call's decider from
@@ -39,6 +42,7 @@
 
 #include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
+#include "algorithms/direct_access_impl.h"
 #include "core/path_tune.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
@@ -88,27 +92,6 @@ direct_segment direct_schedule_reduce_scatter(collie_schedule *s, const collie_c
 
 /* ---- the driver ------------------------------------------------------------------------ */
 
-enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS, SLOTS };
-
-typedef struct peer_view {
-    const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
-    char *out;                  /* mapped output, or NULL: process_vm_writev */
-} peer_view;
-
-typedef struct direct_state {
-    int phase;
-    uint64_t chunk;             /* bytes per chunk, an element multiple */
-    peer_view *view;            /* [size] */
-    const void **srcs;          /* [size] */
-    char *scratch;              /* [size][chunk]: chunks read from unmapped inputs */
-    char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
-    cells_run *cells;           /* the copy-cell engine (with copy cells) */
-    bool via_cells;             /* this call goes through them */
-    bool had_choice;            /* the way for unmapped buffers was chosen (path_tune.c) */
-    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS) */
-    uint64_t posted_ns;         /* the decider: when it posted this call */
-} direct_state;
-
 static int driver_prepare(collie_request_t *req) {
     int P = req->args.size;
     direct_state *d = calloc(1, sizeof *d);
@@ -142,7 +125,7 @@ static void driver_start(collie_request_t *req) {
         cells_reset(d->cells);
 }
 
-static void map_peers(collie_request_t *req, direct_state *d) {
+void direct_map_peers(collie_request_t *req, direct_state *d) {
     collie_transport *tp = req->team->tp;
     uint64_t len = req->args.bytes;
     for (int q = 0; q < req->args.size; q++) {
@@ -170,7 +153,7 @@ static int source(collie_request_t *req, direct_state *d, int q, uint64_t off, u
     return st;
 }
 
-static int deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
+int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
                    uint64_t len) {
     if (d->view[q].out) {
         memcpy(d->view[q].out + off, from, len);
@@ -205,9 +188,9 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
         char *dst = target ? target + off : d->out_scratch;
         int st = collie_reduce_n(dst, d->srcs, P, len / req->args.elem_size, req->dtype, req->op);
         for (int i = 1; everyone && !st && i < P; i++)
-            st = deliver(req, d, (me + i) % P, dst, off, len);
+            st = direct_deliver(req, d, (me + i) % P, dst, off, len);
         if (!everyone && !st && !target)
-            st = deliver(req, d, req->args.root, dst, off, len);
+            st = direct_deliver(req, d, req->args.root, dst, off, len);
         if (st)
             return st;
     }
@@ -215,7 +198,7 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
 }
 
 /* A bcast at P = 2 from this size goes through the cells even when the root's buffer is
- * mapped (collie_alloc): measured 2026-11-25 (collie-bench --coll bcast --collie-alloc
+ * mapped (collie_alloc), unless the reader's is too (then the split copy below): measured 2026-11-25 (collie-bench --coll bcast --collie-alloc
  * --algo direct_copy / cells, 512 KiB-8 MiB, reused and fresh, 3 rounds), the cells took
  * 0.76-0.89 of the mapped copy's time at 2 MiB, 0.84-0.98 at 4 MiB, 0.95-0.97 at 8 MiB:
  * the root's copy-in and the reader's copy-out run in parallel on both cores, in cache,
@@ -241,7 +224,7 @@ static bool some_unmapped(const collie_request_t *req) {
 /* Is this call to go through the copy cells (or the slots: use_slots) rather than the
  * buffers themselves, mapped or by the kernel copy?  (See the top of the file.)  When the
  * way for unmapped buffers was the decider's to choose, d->had_choice says so. */
-static bool use_cells(const collie_request_t *req, direct_state *d) {
+bool direct_use_cells(const collie_request_t *req, direct_state *d) {
     const collie_transport *tp = req->team->tp;
     const collie_coll_args *a = &req->args;
     if (!tp->cells || a->elem_size > tp->cells->cell_bytes)
@@ -290,12 +273,12 @@ static bool slots_by_size(const collie_request_t *req) {
 
 /* The slots, unless the decider chose the cells for this call (path_tune.c tries both
  * where the size allows the slots). */
-static bool use_slots(const collie_request_t *req, const direct_state *d) {
+bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
     return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
 /* The slots path: the schedule, then what WAIT_DONE waits for (the caller's). */
-static int progress_slots(collie_request_t *req, direct_state *d) {
+int direct_progress_slots(collie_request_t *req, direct_state *d) {
     int st = collie_exec_progress(req);
     if (st == COLLIE_OK)
         d->phase = WAIT_DONE;
@@ -307,13 +290,13 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     int st;
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
-    if (use_cells(req, d)) {
-        d->phase = use_slots(req, d) ? SLOTS : CELLS;
+    if (direct_use_cells(req, d)) {
+        d->phase = direct_use_slots(req, d) ? SLOTS : CELLS;
         if (d->phase == SLOTS)
             direct_mark_done(req);
         return COLLIE_OK;
     }
-    map_peers(req, d);
+    direct_map_peers(req, d);
     if ((st = reduce_segment(req, d)) != COLLIE_OK)
         return st;
     direct_mark_done(req);
@@ -329,96 +312,9 @@ static int progress_segments(collie_request_t *req, direct_state *d) {
         return st;
     if (d->phase == CELLS)
         return cells_progress(req, d->cells);
-    if (d->phase == SLOTS && (st = progress_slots(req, d)) != COLLIE_OK)
+    if (d->phase == SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;
     return direct_all_reached(req, false);
-}
-
-/* bcast, non-root: the root's buffer, straight into this rank's. */
-static int copy_from_root(collie_request_t *req) {
-    collie_transport *tp = req->team->tp;
-    int root = req->args.root;
-    const collie_board_entry *e = &tp->board[root];
-    char *into = req->buf[SBUF_RECV];
-    uint64_t n = req->args.bytes;
-    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
-    if (!mapped)
-        return direct_read(req, root, e->send_addr, into, n);
-    collie_copy_out(tp, n, into, mapped, n);
-    return COLLIE_OK;
-}
-
-/* bcast, root: every rank done with exactly this call must have done the same call (two
- * ranks that both believe they are the root meet only here).  A rank past it did a later
- * call, after this one's check.  `done_call` holds a call's number and check in one word:
- * read separately, a rank already marking its next call done (a bcast with another root)
- * could pair this call's `done` with the next call's check (a false mismatch, seen in
- * mp.bcast.P4). */
-static int check_done_calls(collie_request_t *req) {
-    collie_board_entry *b = req->team->tp->board;
-    uint64_t want = (uint64_t)req->call_seq + 1;
-    for (int q = 0; q < req->args.size; q++) {
-        uint64_t call = atomic_load_explicit(&b[q].done_call, memory_order_acquire);
-        if ((uint32_t)(call >> 32) != (uint32_t)want)
-            continue;
-        if ((uint32_t)call != req->check)
-            return direct_posted_other(req, q, "did");
-    }
-    return COLLIE_OK;
-}
-
-/* bcast through the cells: then done; the root waits until all are done. */
-static int progress_copy_cells(collie_request_t *req, direct_state *d) {
-    if (d->phase == CELLS) {
-        int st = cells_progress(req, d->cells);
-        if (st != COLLIE_OK)
-            return st;
-        direct_mark_done(req);
-        d->phase = WAIT_DONE;
-    }
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    int st = direct_all_reached(req, false);
-    return st != COLLIE_OK ? st : check_done_calls(req);
-}
-
-/* bcast: a non-root waits for the root's post, copies, is done; the root waits for all
- * (or the cells, or the slots).  Once the root posted (the root: at once): the path of
- * this call. */
-static int leave_ready_copy(collie_request_t *req, direct_state *d) {
-    int root = req->args.root, st;
-    bool is_root = req->args.rank == root;
-    if (!is_root) {
-        if (!direct_reached(req, root, true))
-            return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        if (!direct_posted_this_call(req, root))
-            return direct_posted_other(req, root, "posted");
-    }
-    if (use_cells(req, d)) {
-        d->phase = use_slots(req, d) ? SLOTS : CELLS;
-        d->via_cells = d->phase == CELLS;
-        if (d->phase == SLOTS)
-            direct_mark_done(req);
-        return COLLIE_OK;
-    }
-    if (!is_root && (st = copy_from_root(req)) != COLLIE_OK)
-        return st;
-    direct_mark_done(req);
-    d->phase = WAIT_DONE;
-    return COLLIE_OK;
-}
-
-static int progress_copy(collie_request_t *req, direct_state *d) {
-    int st;
-    if (d->phase == WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
-        return st;
-    if (d->via_cells)
-        return progress_copy_cells(req, d);
-    if (d->phase == SLOTS && (st = progress_slots(req, d)) != COLLIE_OK)
-        return st;
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
 }
 
 /* The decider posts its choice of way with the call and times the call. */
@@ -439,7 +335,7 @@ static int driver_progress(collie_request_t *req) {
         return collie_exec_progress(req);
     if (d->phase == POST)
         post(req, d);
-    int st = req->args.coll == COLL_BCAST ? progress_copy(req, d) : progress_segments(req, d);
+    int st = req->args.coll == COLL_BCAST ? direct_progress_bcast(req, d) : progress_segments(req, d);
     if (st == COLLIE_OK && d->had_choice && req->args.rank == path_tune_decider(req)) {
         path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
         d->had_choice = false;

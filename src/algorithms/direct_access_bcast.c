@@ -1,0 +1,179 @@
+/*
+ * direct_access_bcast.c — bcast `direct_copy` in the direct-access driver (the driver, the
+ * board protocol and the choice of path: direct_access.c; the algorithm's reference,
+ * cost and schedule: bcast/direct_copy.c).
+ *
+ * A reader waits for the root's post, then copies the root's buffer into its own (mapped,
+ * or by process_vm_readv), or takes the copy cells or the slots (direct_use_cells), and
+ * marks itself done; the root waits until every rank is done and checks that they did the
+ * same call.  At P = 2 with both buffers in collie_alloc memory the two ranks split the
+ * copy (pair_split below).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/direct_access.h"
+#include "algorithms/direct_access_impl.h"
+#include "base/base.h"
+
+/* bcast, non-root: the root's buffer, straight into this rank's. */
+static int copy_from_root(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    int root = req->args.root;
+    const collie_board_entry *e = &tp->board[root];
+    char *into = req->buf[SBUF_RECV];
+    uint64_t n = req->args.bytes;
+    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
+    if (!mapped)
+        return direct_read(req, root, e->send_addr, into, n);
+    collie_copy_out(tp, n, into, mapped, n);
+    return COLLIE_OK;
+}
+
+/* bcast, root: every rank done with exactly this call must have done the same call (two
+ * ranks that both believe they are the root meet only here).  A rank past it did a later
+ * call, after this one's check.  `done_call` holds a call's number and check in one word:
+ * read separately, a rank already marking its next call done (a bcast with another root)
+ * could pair this call's `done` with the next call's check (a false mismatch, seen in
+ * mp.bcast.P4). */
+static int check_done_calls(collie_request_t *req) {
+    collie_board_entry *b = req->team->tp->board;
+    uint64_t want = (uint64_t)req->call_seq + 1;
+    for (int q = 0; q < req->args.size; q++) {
+        uint64_t call = atomic_load_explicit(&b[q].done_call, memory_order_acquire);
+        if ((uint32_t)(call >> 32) != (uint32_t)want)
+            continue;
+        if ((uint32_t)call != req->check)
+            return direct_posted_other(req, q, "did");
+    }
+    return COLLIE_OK;
+}
+
+/* bcast through the cells: then done; the root waits until all are done. */
+static int progress_copy_cells(collie_request_t *req, direct_state *d) {
+    if (d->phase == CELLS) {
+        int st = cells_progress(req, d->cells);
+        if (st != COLLIE_OK)
+            return st;
+        direct_mark_done(req);
+        d->phase = WAIT_DONE;
+    }
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    int st = direct_all_reached(req, false);
+    return st != COLLIE_OK ? st : check_done_calls(req);
+}
+
+/* A bcast at P = 2 whose buffers are both collie_alloc memory (or the shared heap's)
+ * splits the copy: the reader copies the first half of the root's buffer while the root
+ * copies the second half into the reader's buffer, both cores at once (one memcpy by the
+ * reader alone leaves the root's core idle; the cells make two copies).  Measured
+ * (2026-11-27, AMD EPYC VM, fast state; collie-bench --coll bcast --collie-alloc
+ * --barrier-each [--fresh-data], 2 rounds), split against the reader's one copy (and the
+ * cells from 2 MiB): 128 KiB 1.13-1.55 us against 1.53-2.16, 512 KiB 2.8-4.1 against
+ * 6.3-11.5, 2 MiB 19-21 against 40-41, 8 MiB 71 / 96-98 (reused / fresh) against
+ * 162 / 172-177, 32 MiB 493-507 / 1034-1093 against 830-841 / 1279-1293.  From 32 KiB
+ * (direct_copy forced: 0.53-0.65 us against 0.58-0.80; at 8-16 KiB equal or worse with
+ * reused data): below it the root's wait for the reader's post and the reader's for the
+ * root's `done` cost as much as half a copy saves. */
+#define PAIR_SPLIT_MIN (32u * 1024u)
+
+/* Might this call split (the reader's buffer is still to be seen)? */
+static bool pair_split_possible(const collie_request_t *req) {
+    const collie_coll_args *a = &req->args;
+    return a->size == 2 && a->bytes >= PAIR_SPLIT_MIN && req->team->tp->board[a->root].send_ref.fd >= 0;
+}
+
+/* Both posted: does it split?  (Both ranks decide from the same two board entries.) */
+static bool pair_split(const collie_request_t *req) {
+    return pair_split_possible(req) && req->team->tp->board[1 - req->args.root].recv_ref.fd >= 0;
+}
+
+static uint64_t split_at(const collie_request_t *req) { return req->args.bytes / 2 / 64 * 64; }
+
+/* The root's half: into the reader's buffer, mapped or by process_vm_writev. */
+static int split_root_half(collie_request_t *req, direct_state *d) {
+    collie_transport *tp = req->team->tp;
+    int reader = 1 - req->args.root;
+    uint64_t h = split_at(req), n = req->args.bytes;
+    const char *from = (const char *)req->buf[SBUF_RECV] + h;
+    direct_map_peers(req, d);
+    if (!d->view[reader].out)
+        return direct_deliver(req, d, reader, from, h, n - h);
+    collie_copy_out(tp, n, d->view[reader].out + h, from, n - h);
+    return COLLIE_OK;
+}
+
+/* The reader's half: out of the root's buffer (read by the kernel if it cannot be mapped). */
+static int split_reader_half(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    int root = req->args.root;
+    const collie_board_entry *e = &tp->board[root];
+    uint64_t h = split_at(req);
+    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, req->args.bytes);
+    if (!mapped)
+        return direct_read(req, root, e->send_addr, req->buf[SBUF_RECV], h);
+    collie_copy_out(tp, req->args.bytes, req->buf[SBUF_RECV], mapped, h);
+    return COLLIE_OK;
+}
+
+/* Both posted and the call splits: this rank's half, then done; the reader then waits for
+ * the root's `done` (its buffer is complete only then), the root for everyone's. */
+static int split_copy(collie_request_t *req, direct_state *d) {
+    bool is_root = req->args.rank == req->args.root;
+    int st = is_root ? split_root_half(req, d) : split_reader_half(req);
+    if (st)
+        return st;
+    direct_mark_done(req);
+    d->phase = is_root ? WAIT_DONE : WAIT_ROOT;
+    return COLLIE_OK;
+}
+
+/* bcast: a non-root waits for the root's post, copies, is done; the root waits for all
+ * (or the cells, or the slots, or the split copy).  Once the root posted (the root: at
+ * once, or once the reader posted where the call might split): the path of this call. */
+static int leave_ready_copy(collie_request_t *req, direct_state *d) {
+    int root = req->args.root, st;
+    bool is_root = req->args.rank == root;
+    if (!is_root) {
+        if (!direct_reached(req, root, true))
+            return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        if (!direct_posted_this_call(req, root))
+            return direct_posted_other(req, root, "posted");
+    }
+    if (is_root && pair_split_possible(req)) {
+        if (!direct_reached(req, 1 - root, true))
+            return direct_check_channel(req, 1 - root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        if (!direct_posted_this_call(req, 1 - root))
+            return direct_posted_other(req, 1 - root, "posted");
+    }
+    if (pair_split(req))
+        return split_copy(req, d);
+    if (direct_use_cells(req, d)) {
+        d->phase = direct_use_slots(req, d) ? SLOTS : CELLS;
+        d->via_cells = d->phase == CELLS;
+        if (d->phase == SLOTS)
+            direct_mark_done(req);
+        return COLLIE_OK;
+    }
+    if (!is_root && (st = copy_from_root(req)) != COLLIE_OK)
+        return st;
+    direct_mark_done(req);
+    d->phase = WAIT_DONE;
+    return COLLIE_OK;
+}
+
+int direct_progress_bcast(collie_request_t *req, direct_state *d) {
+    int st;
+    if (d->phase == WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
+        return st;
+    if (d->phase == WAIT_ROOT)
+        return direct_reached(req, req->args.root, false) ? COLLIE_OK : COLLIE_TIMEOUT;
+    if (d->via_cells)
+        return progress_copy_cells(req, d);
+    if (d->phase == SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
+        return st;
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
+}

@@ -1,0 +1,51 @@
+/*
+ * direct_access_impl.h — what the two files of the direct-access driver share:
+ * direct_access.c (the driver, allreduce and reduce `direct_segments`, the choice of path)
+ * and direct_access_bcast.c (bcast `direct_copy`).  Not for other files: they use
+ * direct_access.h.
+ */
+#ifndef COLLIE_DIRECT_ACCESS_IMPL_H
+#define COLLIE_DIRECT_ACCESS_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "algorithms/cells.h"
+#include "core/internal.h"
+
+enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS, SLOTS, WAIT_ROOT };
+
+typedef struct peer_view {
+    const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
+    char *out;                  /* mapped output, or NULL: process_vm_writev */
+} peer_view;
+
+typedef struct direct_state {
+    int phase;
+    uint64_t chunk;             /* bytes per chunk, an element multiple */
+    peer_view *view;            /* [size] */
+    const void **srcs;          /* [size] */
+    char *scratch;              /* [size][chunk]: chunks read from unmapped inputs */
+    char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
+    cells_run *cells;           /* the copy-cell engine (with copy cells) */
+    bool via_cells;             /* this call goes through them */
+    bool had_choice;            /* the way for unmapped buffers was chosen (path_tune.c) */
+    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS) */
+    uint64_t posted_ns;         /* the decider: when it posted this call */
+} direct_state;
+
+/* Maps (or leaves NULL, for the kernel copy) every peer's posted input and output. */
+void direct_map_peers(collie_request_t *req, direct_state *d);
+/* Writes len bytes at `from` into rank q's output at off: mapped, or process_vm_writev. */
+int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
+                   uint64_t len);
+/* Does the call go through the copy cells (or the slots: direct_use_slots) rather than the
+ * buffers themselves? */
+bool direct_use_cells(const collie_request_t *req, direct_state *d);
+bool direct_use_slots(const collie_request_t *req, const direct_state *d);
+/* The slots path: the schedule, then the phase WAIT_DONE. */
+int direct_progress_slots(collie_request_t *req, direct_state *d);
+/* bcast `direct_copy` once posted (direct_access_bcast.c). */
+int direct_progress_bcast(collie_request_t *req, direct_state *d);
+
+#endif
