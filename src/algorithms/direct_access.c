@@ -198,7 +198,8 @@ static int reduce_segment(collie_request_t *req, direct_state *d) {
 }
 
 /* A bcast at P = 2 from this size goes through the cells even when the root's buffer is
- * mapped (collie_alloc), unless the reader's is too (then the split copy below): measured 2026-11-25 (collie-bench --coll bcast --collie-alloc
+ * mapped (collie_alloc), unless the reader's is too (then the split copy,
+ * direct_access_bcast.c): measured 2026-11-25 (collie-bench --coll bcast --collie-alloc
  * --algo direct_copy / cells, 512 KiB-8 MiB, reused and fresh, 3 rounds), the cells took
  * 0.76-0.89 of the mapped copy's time at 2 MiB, 0.84-0.98 at 4 MiB, 0.95-0.97 at 8 MiB:
  * the root's copy-in and the reader's copy-out run in parallel on both cores, in cache,

@@ -9,8 +9,6 @@
  * same call.  At P = 2 with both buffers in collie_alloc memory the two ranks split the
  * copy (pair_split below).
  */
-#include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/direct_access.h"
 #include "algorithms/direct_access_impl.h"

@@ -11,10 +11,10 @@
  *   pipelined over the ring of cells.  Bytes per rank: copies (P−1)·n into its cell,
  *   (P−1)·n out of its peers' cells, its own block once (not in place).
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell's
- *   part (cell bytes / P); at most 255 ranks; block form (alltoallv: every rank knows only
+ *   part (cell bytes / (P − 1)); at most 255 ranks; block form (alltoallv: every rank knows only
  *   its own counts, so the ranks cannot agree on the steps), in place.
- * Cost: T ≈ (n/c + 1)·t_flag + 2·(P−1)·n·β_mem, c the chunk (≤ cell / (P − 1)).  build() gives
- *   the same data flow as messages (alltoall `flat`) for the verifier and the simulator.
+ * Cost: T ≈ (n/c + 1)·t_flag + 2·(P−1)·n·β_mem, c the chunk (≤ cell / (P − 1)).  build()
+ *   gives the same data flow as messages (alltoall `flat`) for the verifier and the simulator.
  */
 #include "algorithms/cells.h"
 
