@@ -77,6 +77,16 @@ static int run_call(const char *mode, int rank, size_t count, void *send, void *
     return run_colls(mode, rank, count, send, recv);
 }
 
+static void release(bool mapped, int32_t *send, int32_t *recv) {
+    if (mapped) {
+        collie_free(collie_world(), send);
+        collie_free(collie_world(), recv);
+    } else {
+        free(send);
+        free(recv);
+    }
+}
+
 static int rank_main(const char *mode, size_t count, const char *dir) {
     int st = collie_init();
     if (st) {
@@ -85,7 +95,17 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
     }
     int rank = collie_rank(collie_world());
     size_t room = ((size_t)collie_size(collie_world()) + 1) * (count + 2);
-    int32_t *send = calloc(room, 4), *recv = calloc(room, 4);
+    /* MP_MISMATCH_ALLOC=1: buffers in collie_alloc memory (the mapped paths: a bcast at
+     * P = 2 splits its copy between the root and the reader). */
+    bool mapped = getenv("MP_MISMATCH_ALLOC") && strcmp(getenv("MP_MISMATCH_ALLOC"), "1") == 0;
+    int32_t *send = mapped ? collie_alloc(collie_world(), room * 4) : calloc(room, 4);
+    int32_t *recv = mapped ? collie_alloc(collie_world(), room * 4) : calloc(room, 4);
+    if (!send || !recv) {
+        fprintf(stderr, "mp_mismatch: no memory for %zu bytes\n", room * 4);
+        return 1;
+    }
+    memset(send, 0, room * 4);
+    memset(recv, 0, room * 4);
     for (size_t i = 0; i < count; i++) {
         send[i] = (int32_t)(i % 1000) + rank;
         recv[i] = (int32_t)(rank * 100 + i % 7);   /* bcast: every rank's own data */
@@ -101,8 +121,7 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
     snprintf(path, sizeof path, "%s/rank%d", dir, rank);
     FILE *f = fopen(path, "w");
     if (!f) {
-        free(send);
-        free(recv);
+        release(mapped, send, recv);
         return 1;
     }
     for (char *c = o.msg; *c; c++)
@@ -110,8 +129,7 @@ static int rank_main(const char *mode, size_t count, const char *dir) {
             *c = ' ';
     fprintf(f, "%d %d %llu %s\n", o.call, o.next, (unsigned long long)o.hash, o.msg);
     fclose(f);
-    free(send);
-    free(recv);
+    release(mapped, send, recv);
     collie_finalize();
     return 0;
 }
