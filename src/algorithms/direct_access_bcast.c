@@ -14,17 +14,17 @@
 #include "algorithms/direct_access_impl.h"
 #include "base/base.h"
 
-/* bcast, non-root: the root's buffer, straight into this rank's. */
-static int copy_from_root(collie_request_t *req) {
+/* bcast, non-root: the first n bytes of the root's buffer, straight into this rank's
+ * (mapped, or read by the kernel if it cannot be). */
+static int copy_from_root(collie_request_t *req, uint64_t n) {
     collie_transport *tp = req->team->tp;
     int root = req->args.root;
     const collie_board_entry *e = &tp->board[root];
     char *into = req->buf[SBUF_RECV];
-    uint64_t n = req->args.bytes;
-    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, n);
+    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, req->args.bytes);
     if (!mapped)
         return direct_read(req, root, e->send_addr, into, n);
-    collie_copy_out(tp, n, into, mapped, n);
+    collie_copy_out(tp, req->args.bytes, into, mapped, n);
     return COLLIE_OK;
 }
 
@@ -102,29 +102,24 @@ static int split_root_half(collie_request_t *req, direct_state *d) {
     return COLLIE_OK;
 }
 
-/* The reader's half: out of the root's buffer (read by the kernel if it cannot be mapped). */
-static int split_reader_half(collie_request_t *req) {
-    collie_transport *tp = req->team->tp;
-    int root = req->args.root;
-    const collie_board_entry *e = &tp->board[root];
-    uint64_t h = split_at(req);
-    const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, req->args.bytes);
-    if (!mapped)
-        return direct_read(req, root, e->send_addr, req->buf[SBUF_RECV], h);
-    collie_copy_out(tp, req->args.bytes, req->buf[SBUF_RECV], mapped, h);
-    return COLLIE_OK;
-}
-
 /* Both posted and the call splits: this rank's half, then done; the reader then waits for
  * the root's `done` (its buffer is complete only then), the root for everyone's. */
 static int split_copy(collie_request_t *req, direct_state *d) {
     bool is_root = req->args.rank == req->args.root;
-    int st = is_root ? split_root_half(req, d) : split_reader_half(req);
+    int st = is_root ? split_root_half(req, d) : copy_from_root(req, split_at(req));
     if (st)
         return st;
     direct_mark_done(req);
     d->phase = is_root ? WAIT_DONE : WAIT_ROOT;
     return COLLIE_OK;
+}
+
+/* Has rank q posted this call?  COLLIE_TIMEOUT while not, a mismatch when it posted
+ * another. */
+static int wait_posted(collie_request_t *req, int q) {
+    if (!direct_reached(req, q, true))
+        return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+    return direct_posted_this_call(req, q) ? COLLIE_OK : direct_posted_other(req, q, "posted");
 }
 
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all
@@ -133,18 +128,10 @@ static int split_copy(collie_request_t *req, direct_state *d) {
 static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
     bool is_root = req->args.rank == root;
-    if (!is_root) {
-        if (!direct_reached(req, root, true))
-            return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        if (!direct_posted_this_call(req, root))
-            return direct_posted_other(req, root, "posted");
-    }
-    if (is_root && pair_split_possible(req)) {
-        if (!direct_reached(req, 1 - root, true))
-            return direct_check_channel(req, 1 - root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        if (!direct_posted_this_call(req, 1 - root))
-            return direct_posted_other(req, 1 - root, "posted");
-    }
+    if (!is_root && (st = wait_posted(req, root)) != COLLIE_OK)
+        return st;
+    if (is_root && pair_split_possible(req) && (st = wait_posted(req, 1 - root)) != COLLIE_OK)
+        return st;
     if (pair_split(req))
         return split_copy(req, d);
     if (direct_use_cells(req, d)) {
@@ -154,7 +141,7 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
             direct_mark_done(req);
         return COLLIE_OK;
     }
-    if (!is_root && (st = copy_from_root(req)) != COLLIE_OK)
+    if (!is_root && (st = copy_from_root(req, req->args.bytes)) != COLLIE_OK)
         return st;
     direct_mark_done(req);
     d->phase = WAIT_DONE;
