@@ -26,6 +26,7 @@
 #include "algorithms/direct_access.h"
 #include "algorithms/patterns.h"
 #include "base/base.h"
+#include "core/fill_tune.h"
 #include "core/internal.h"
 #include "types/types.h"
 
@@ -101,6 +102,13 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     cl->step += nsteps;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
+    bool fills = req->args.coll != COLL_BCAST || req->args.rank == req->args.root;
+    c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, 0 };
+}
+
+void cells_finish(collie_request_t *req, cells_run *c) {
+    if (c && c->begun)
+        fill_tune_end(req, &c->fill);
 }
 
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
@@ -226,8 +234,8 @@ static int copy_in(collie_request_t *req, cells_run *c) {
         slice_of(req, &v, me, &lo, &n);
     char *cell = collie_cell(cl, me, v.t);
     const char *in = (const char *)req->buf[SBUF_SEND] + v.off;
-    collie_cell_fill(cl, cell, in, lo);
-    collie_cell_fill(cl, cell + lo + n, in + lo + n, v.len - lo - n);
+    collie_cell_fill(c->fill.stream, cell, in, lo);
+    collie_cell_fill(c->fill.stream, cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
     cells_publish(req, &cl->ctrl[me].in, v.t);
     if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
@@ -254,7 +262,7 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
         return st;
     if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
         if (dst != cell + lo)
-            collie_cell_fill(cl, cell + lo, dst, n);
+            collie_cell_fill(c->fill.stream, cell + lo, dst, n);
         cells_publish(req, &cl->ctrl[me].out, v.t);
     }
     if (!gets_result(req))
@@ -348,7 +356,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
         int st = cells_may_write(req, v.t);
         if (st)
             return st;
-        collie_cell_fill(cl, collie_cell(cl, me, v.t), buf + v.off, v.len);
+        collie_cell_fill(c->fill.stream, collie_cell(cl, me, v.t), buf + v.off, v.len);
         *collie_cell_check(cl, me, v.t) = req->check;
         cells_publish(req, &cl->ctrl[me].in, v.t);
         cells_publish(req, &cl->ctrl[me].freed, v.t);
@@ -418,7 +426,10 @@ static int driver_progress(collie_request_t *req) {
     /* allgatherv: this rank's block may be empty while the others' are not */
     if (req->args.size == 1 || (req->args.bytes == 0 && !moves_blocks(req->args.coll)))
         return collie_exec_progress(req);
-    return cells_progress(req, req->algo_state);
+    int st = cells_progress(req, req->algo_state);
+    if (st == COLLIE_OK)
+        cells_finish(req, req->algo_state);
+    return st;
 }
 
 static void driver_release(collie_request_t *req) {

@@ -22,6 +22,10 @@ void cells_reset(cells_run *c);                          /* at every start */
 /* As collie_exec_progress: COLLIE_OK when this rank's part is done, COLLIE_TIMEOUT while
  * it waits, or an error.  Takes the call's cell steps at its first call after a reset. */
 int cells_progress(struct collie_request *req, cells_run *c);
+/* The whole call is over on this rank (after any wait that follows cells_progress, such as
+ * a bcast root's for its readers): times the way this rank copied into its cells
+ * (core/fill_tune.c).  Harmless for a call that did not take the cells (c may be NULL). */
+void cells_finish(struct collie_request *req, cells_run *c);
 
 extern const collie_algo_driver collie_cells_driver;
 

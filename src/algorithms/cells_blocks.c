@@ -88,7 +88,7 @@ static void fill_allgather(collie_request_t *req, const cells_run *c, char *cell
     sched_ref own = collie_coll_own_block(&req->args, &len);
     piece(c, c->next_in, len, &at, &n);
     if (n)
-        collie_cell_fill(req->team->tp->cells, cell, (const char *)req->buf[own.buf] + own.off + at, n);
+        collie_cell_fill(c->fill.stream, cell, (const char *)req->buf[own.buf] + own.off + at, n);
 }
 
 /* alltoall: where the part for rank q is in rank r's cell. */
@@ -104,7 +104,7 @@ static void fill_alltoall(collie_request_t *req, const cells_run *c, char *cell)
         collie_coll_block(a, SBUF_SEND, q, &off, &len);
         piece(c, c->next_in, len, &at, &n);
         if (n && q != a->rank)
-            collie_cell_fill(req->team->tp->cells, cell + part_of(a, c, a->rank, q),
+            collie_cell_fill(c->fill.stream, cell + part_of(a, c, a->rank, q),
                              (const char *)req->buf[SBUF_SEND] + off + at, n);
     }
 }

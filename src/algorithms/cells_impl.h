@@ -7,6 +7,7 @@
 #define COLLIE_CELLS_IMPL_H
 
 #include "algorithms/cells.h"
+#include "core/fill_tune.h"
 #include "core/internal.h"
 
 struct cells_run {
@@ -15,6 +16,7 @@ struct cells_run {
                                or (allgather, alltoall) of every block */
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
     const void **srcs;      /* [size] */
+    fill_way fill;          /* how this rank copies into its cells in this call */
     bool begun;
 };
 

@@ -337,6 +337,8 @@ static int driver_progress(collie_request_t *req) {
     if (d->phase == POST)
         post(req, d);
     int st = req->args.coll == COLL_BCAST ? direct_progress_bcast(req, d) : progress_segments(req, d);
+    if (st == COLLIE_OK)
+        cells_finish(req, d->cells);
     if (st == COLLIE_OK && d->had_choice && req->args.rank == path_tune_decider(req)) {
         path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
         d->had_choice = false;

@@ -285,6 +285,7 @@ static void unstage(collie_request_t *req, colls_state *d) {
 /* The call is over on this rank: the decider records its time for the way it took. */
 static void finish(collie_request_t *req, colls_state *d) {
     d->phase = FINISHED;
+    cells_finish(req, d->cells);
     if (d->had_choice && req->args.rank == path_tune_decider(req))
         path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
     d->had_choice = false;

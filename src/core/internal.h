@@ -51,6 +51,9 @@ struct collie_team {
     /* The times of the ways buffers that are not mapped can move, per collective and size
      * (core/path_tune.c; one flat block, made at its first use). */
     struct collie_path_tune *path_tune;
+    /* How this rank copies into the copy cells, per collective and size (core/fill_tune.c;
+     * made at its first use). */
+    struct collie_fill_tune *fill_tune;
 };
 
 /* Who owns a team: the library (the world), a communicator (libcollie_mpi), or the

@@ -47,6 +47,7 @@ void collie_team_destroy(collie_team_t *team) {
     collie_mcast_team_free(team);
     collie_stash_free(team);
     free(team->path_tune);
+    free(team->fill_tune);
     if (team->tp)
         team->tp->ops->destroy(team->tp);
     free(team);

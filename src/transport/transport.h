@@ -161,12 +161,14 @@ typedef struct collie_cells {
                                     (COLLIE_SHM_SLOTS_MAX, rank 0's) */
     bool stream;                 /* copies into the cells bypass the cache (collie_stream_copy):
                                     COLLIE_SHM_STREAM, else measured at set-up by ranks 0
-                                    and 1 (transport/shm_copy_probe.c); rank 0's answer */
+                                    and 1 (transport/shm_copy_probe.c; rank 0's answer) and
+                                    from 256 KiB tried again in calls (core/fill_tune.c) */
 } collie_cells;
 
-/* Copies n bytes into a cell (streaming stores where the job measured them faster). */
-static inline void collie_cell_fill(const collie_cells *c, void *cell, const void *src, size_t n) {
-    if (c->stream)
+/* Copies n bytes into a cell, with streaming stores or memcpy (the call's way:
+ * core/fill_tune.c, starting from collie_cells.stream). */
+static inline void collie_cell_fill(bool stream, void *cell, const void *src, size_t n) {
+    if (stream)
         collie_stream_copy(cell, src, n);
     else
         memcpy(cell, src, n);

@@ -1,0 +1,132 @@
+/*
+ * fill_tune.c — whether this rank's copies into the copy cells bypass the cache
+ * (collie_stream_copy, streaming stores) or not (memcpy), per collective and size class,
+ * from its own timed calls, and tried again every FILL_TRIAL_EVERY calls of a class.
+ *
+ * Why not once at start-up: which way is faster changes with where the host runs the VM's
+ * CPUs, within minutes (docs/performance.md, "The machine's state").  On the 2-core AMD
+ * EPYC VM of 2026-11-27 a 2 MiB bcast through the cells at P = 2 with fresh data took
+ * 40-44 us with memcpy and 98-101 us with streaming stores while a cache line crossed
+ * between the cores in ~40 ns; while it took ~220 ns the same copies ran the other way
+ * round (a line written into a cell by one core and read by the other costs more than a
+ * trip through memory).  The start-up measurement (transport/shm_copy_probe.c) gives the
+ * first calls' way; it sees only the state of its few milliseconds.
+ *
+ * How: every rank that fills cells in a call decides for itself (the readers copy out
+ * with memcpy whatever way the cells were filled, so no agreement is needed).  Per
+ * collective and size class (the power of two at or below the call's bytes, from
+ * FILL_TUNE_MIN), after FILL_SKIP untimed calls, a trial of four calls: the current way,
+ * the other, the other, the current (a trend that is still settling favours neither),
+ * each timed from the start of its steps through the cells to the end of the call on this
+ * rank (a bcast root's end includes its readers' copies).  The other way is taken when
+ * its best took less than FILL_SWITCH of the current's best; then the chosen way runs
+ * until the next trial, FILL_TRIAL_EVERY calls later.  Every rank counts the same calls,
+ * so trials fall on the same calls on every rank.  Cost: two calls in FILL_TRIAL_EVERY
+ * go the other way.  COLLIE_SHM_STREAM=0 or 1 fixes the way instead (no trials).
+ */
+#include <stdlib.h>
+
+#include "core/fill_tune.h"
+#include "base/base.h"
+
+#define FILL_TUNE_MIN (256u * 1024u)
+#define FILL_SKIP 2
+#define FILL_TRIAL_CALLS 4
+#define FILL_TRIAL_EVERY 128
+#define FILL_SWITCH 0.9
+#define FILL_CLASSES 64
+
+typedef struct fill_class {
+    uint64_t best[2];       /* this trial's best per way (0 memcpy, 1 streaming), ns */
+    uint64_t calls;         /* calls begun in this class */
+    int8_t way;             /* -1 until the first call: then the current way */
+    bool decided;           /* a trial has ended (its answer was logged) */
+} fill_class;
+
+struct collie_fill_tune {
+    bool on;                /* COLLIE_SHM_STREAM unset and streaming stores native */
+    fill_class cls[COLL_COUNT][FILL_CLASSES];
+};
+
+static int class_of(uint64_t bytes) {
+    int k = 0;
+    while (k < FILL_CLASSES - 1 && (bytes >> (k + 1)))
+        k++;
+    return k;
+}
+
+/* req's class (NULL: not tuned — a small call, a fixed way, or no memory). */
+static fill_class *class_for(collie_request_t *req) {
+    collie_team_t *t = req->team;
+    if (req->args.bytes < FILL_TUNE_MIN)
+        return NULL;
+    if (!t->fill_tune) {
+        if (!(t->fill_tune = calloc(1, sizeof *t->fill_tune)))
+            return NULL;
+        t->fill_tune->on = collie_env_int("COLLIE_SHM_STREAM", -1) == -1 && collie_stream_copy_native();
+        for (int c = 0; c < COLL_COUNT; c++)
+            for (int k = 0; k < FILL_CLASSES; k++)
+                t->fill_tune->cls[c][k].way = -1;
+    }
+    return t->fill_tune->on ? &t->fill_tune->cls[req->args.coll][class_of(req->args.bytes)] : NULL;
+}
+
+/* The trial position of the class's call number n: 0 .. FILL_TRIAL_CALLS - 1, or -1. */
+static int trial_position(uint64_t n) {
+    if (n < FILL_SKIP)
+        return -1;
+    uint64_t p = (n - FILL_SKIP) % FILL_TRIAL_EVERY;
+    return p < FILL_TRIAL_CALLS ? (int)p : -1;
+}
+
+fill_way fill_tune_begin(collie_request_t *req) {
+    bool start_way = req->team->tp->cells->stream;
+    fill_class *c = class_for(req);
+    if (!c)
+        return (fill_way){ start_way, false, 0 };
+    if (c->way < 0)
+        c->way = start_way;
+    int p = trial_position(c->calls++);
+    if (p < 0)
+        return (fill_way){ c->way, false, 0 };
+    if (p == 0)
+        c->best[0] = c->best[1] = 0;
+    bool other = p == 1 || p == 2;
+    return (fill_way){ other ? !c->way : c->way, true, collie_now_ns() };
+}
+
+static const char *way_name(int way) { return way ? "streaming stores" : "memcpy"; }
+
+/* The trial's last call is over: keep the current way or take the other. */
+static void decide(collie_request_t *req, fill_class *c) {
+    int cur = c->way, other = !cur;
+    bool take_other = (double)c->best[other] < FILL_SWITCH * (double)c->best[cur];
+    if (take_other || !c->decided) {
+        int k = class_of(req->args.bytes);
+        collie_log(COLLIE_LOG_INFO, "rank %d: copies into the cells in %s of %llu B up to %llu B "
+                   "on %d ranks: %s %.1f us, %s %.1f us (best of 2 calls each): taking %s",
+                   req->args.rank, collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
+                   req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
+                   c->best[other] / 1e3, way_name(take_other ? other : cur));
+    }
+    c->decided = true;
+    if (take_other)
+        c->way = (int8_t)other;
+}
+
+void fill_tune_end(collie_request_t *req, fill_way *w) {
+    if (!w->timed)
+        return;
+    w->timed = false;
+    fill_class *c = class_for(req);
+    if (!c || !c->calls)
+        return;
+    uint64_t ns = collie_now_ns() - w->begun_ns;
+    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B through the cells took %.1f us with %s",
+               req->args.rank, collie_coll_name(req->args.coll),
+               (unsigned long long)req->args.bytes, ns / 1e3, way_name(w->stream));
+    if (c->best[w->stream] == 0 || ns < c->best[w->stream])
+        c->best[w->stream] = ns;
+    if (trial_position(c->calls - 1) == FILL_TRIAL_CALLS - 1 && c->best[0] && c->best[1])
+        decide(req, c);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# mp_fill_tune under COLLIE_LOG=debug with the kernel copy off (every call through the copy
+# cells): every call exact (the program checks), and the log shows that every rank that
+# fills cells timed calls both ways (memcpy and streaming stores) and chose one per
+# collective and size class — the bcast's readers (ranks other than the root P - 1) fill
+# none and time none.  Then COLLIE_SHM_STREAM=1 fixes the way: no call timed.
+# Usage: run_fill_tune.sh COLLIE_RUN MP_FILL_TUNE P
+set -euo pipefail
+run=$1 prog=$2 P=$3
+export COLLIE_SHM_KERNEL_MIN=0
+log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 2>&1) || { echo "$log" | tail -40; exit 1; }
+fail() { echo "FAIL: $*"; echo "$log" | grep -E "through the cells took|taking|exact" | tail -60; exit 1; }
+[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "not every rank checked its results"
+root=$((P - 1))
+for coll in allreduce reduce bcast allgather alltoall; do
+  ranks=$(seq 0 $root)
+  [ $coll = bcast ] && ranks=$root
+  for r in $ranks; do
+    for way in memcpy "streaming stores"; do
+      grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B through the cells took .* us with $way" <<<"$log" ||
+        fail "$coll: rank $r never timed a call with $way"
+    done
+    n=$(grep -c "collie\[$r\] info: rank $r: copies into the cells in $coll of .* taking" <<<"$log" || true)
+    [ "$n" = 2 ] || fail "$coll: rank $r chose a way for $n size classes, want 2"
+  done
+done
+readers=$(grep "debug: rank [0-9]*: bcast of [0-9]* B through the cells took" <<<"$log" | grep -vc "collie\[$root\]" || true)
+[ "$readers" = 0 ] || fail "bcast: ranks other than the root timed their fills"
+log=$(COLLIE_SHM_STREAM=1 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "COLLIE_SHM_STREAM=1: not every rank checked its results"
+if grep -q "through the cells took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 fixes the way, yet calls were timed"; fi
+echo "fill way checked at P=$P"
