@@ -201,6 +201,15 @@ static const rule rules[] = {
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
+    /* P = 5..8 flat (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier with
+     * COLLIE_BARRIER_ALGO=dissemination / flat in turn, µs): P = 5 4.6-6.5 against
+     * 6.4-10.3 (8 rounds), P = 6 6.5-8.0 against 8.7-12.1 (3), P = 8 6.6-12.8 (median 9.0)
+     * against 10.3-13.0 (median 10.9; 8 rounds);
+     * with more ranks than cores every rank's round waits for some rank to be scheduled,
+     * and flat's non-roots need to run only twice.  P = 3, 4 mixed (2.8-4.9 both): kept.
+     * Above 8 ranks the log rounds (collie-sim predict); P = 2 see docs/performance.md,
+     * "The barrier's exit order and small bcasts". */
+    { COLL_BARRIER, 5, 8, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
     /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
      * P <= 8 from collie-bench --algo all,auto interleaved at P = 2, 3, 4, malloc and
