@@ -118,7 +118,7 @@ static int driver_prepare(collie_request_t *req) {
 
 static void driver_start(collie_request_t *req) {
     direct_state *d = req->algo_state;
-    d->phase = POST;
+    d->phase = DIRECT_POST;
     d->via_cells = false;
     d->had_choice = false;
     if (d->cells)
@@ -278,11 +278,11 @@ bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
     return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
-/* The slots path: the schedule, then what WAIT_DONE waits for (the caller's). */
+/* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's). */
 int direct_progress_slots(collie_request_t *req, direct_state *d) {
     int st = collie_exec_progress(req);
     if (st == COLLIE_OK)
-        d->phase = WAIT_DONE;
+        d->phase = DIRECT_WAIT_DONE;
     return st;
 }
 
@@ -292,8 +292,8 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
     if (direct_use_cells(req, d)) {
-        d->phase = direct_use_slots(req, d) ? SLOTS : CELLS;
-        if (d->phase == SLOTS)
+        d->phase = direct_use_slots(req, d) ? DIRECT_SLOTS : DIRECT_CELLS;
+        if (d->phase == DIRECT_SLOTS)
             direct_mark_done(req);
         return COLLIE_OK;
     }
@@ -301,7 +301,7 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
     if ((st = reduce_segment(req, d)) != COLLIE_OK)
         return st;
     direct_mark_done(req);
-    d->phase = WAIT_DONE;
+    d->phase = DIRECT_WAIT_DONE;
     return COLLIE_OK;
 }
 
@@ -309,11 +309,11 @@ static int leave_ready_segments(collie_request_t *req, direct_state *d) {
  * or the slots then all done). */
 static int progress_segments(collie_request_t *req, direct_state *d) {
     int st;
-    if (d->phase == WAIT_READY && (st = leave_ready_segments(req, d)) != COLLIE_OK)
+    if (d->phase == DIRECT_WAIT_READY && (st = leave_ready_segments(req, d)) != COLLIE_OK)
         return st;
-    if (d->phase == CELLS)
+    if (d->phase == DIRECT_CELLS)
         return cells_progress(req, d->cells);
-    if (d->phase == SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
+    if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;
     return direct_all_reached(req, false);
 }
@@ -326,7 +326,7 @@ static void post(collie_request_t *req, direct_state *d) {
         d->posted_ns = collie_now_ns();
     }
     direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV], req->args.bytes);
-    d->phase = WAIT_READY;
+    d->phase = DIRECT_WAIT_READY;
     req->moves++;
 }
 
@@ -334,7 +334,7 @@ static int driver_progress(collie_request_t *req) {
     direct_state *d = req->algo_state;
     if (req->args.size == 1 || req->args.bytes == 0)
         return collie_exec_progress(req);
-    if (d->phase == POST)
+    if (d->phase == DIRECT_POST)
         post(req, d);
     int st = req->args.coll == COLL_BCAST ? direct_progress_bcast(req, d) : progress_segments(req, d);
     if (st == COLLIE_OK)

@@ -49,12 +49,12 @@ static int check_done_calls(collie_request_t *req) {
 
 /* bcast through the cells: then done; the root waits until all are done. */
 static int progress_copy_cells(collie_request_t *req, direct_state *d) {
-    if (d->phase == CELLS) {
+    if (d->phase == DIRECT_CELLS) {
         int st = cells_progress(req, d->cells);
         if (st != COLLIE_OK)
             return st;
         direct_mark_done(req);
-        d->phase = WAIT_DONE;
+        d->phase = DIRECT_WAIT_DONE;
     }
     if (req->args.rank != req->args.root)
         return COLLIE_OK;
@@ -110,7 +110,7 @@ static int split_copy(collie_request_t *req, direct_state *d) {
     if (st)
         return st;
     direct_mark_done(req);
-    d->phase = is_root ? WAIT_DONE : WAIT_ROOT;
+    d->phase = is_root ? DIRECT_WAIT_DONE : DIRECT_WAIT_ROOT;
     return COLLIE_OK;
 }
 
@@ -135,28 +135,28 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     if (pair_split(req))
         return split_copy(req, d);
     if (direct_use_cells(req, d)) {
-        d->phase = direct_use_slots(req, d) ? SLOTS : CELLS;
-        d->via_cells = d->phase == CELLS;
-        if (d->phase == SLOTS)
+        d->phase = direct_use_slots(req, d) ? DIRECT_SLOTS : DIRECT_CELLS;
+        d->via_cells = d->phase == DIRECT_CELLS;
+        if (d->phase == DIRECT_SLOTS)
             direct_mark_done(req);
         return COLLIE_OK;
     }
     if (!is_root && (st = copy_from_root(req, req->args.bytes)) != COLLIE_OK)
         return st;
     direct_mark_done(req);
-    d->phase = WAIT_DONE;
+    d->phase = DIRECT_WAIT_DONE;
     return COLLIE_OK;
 }
 
 int direct_progress_bcast(collie_request_t *req, direct_state *d) {
     int st;
-    if (d->phase == WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
+    if (d->phase == DIRECT_WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
         return st;
-    if (d->phase == WAIT_ROOT)
+    if (d->phase == DIRECT_WAIT_ROOT)
         return direct_reached(req, req->args.root, false) ? COLLIE_OK : COLLIE_TIMEOUT;
     if (d->via_cells)
         return progress_copy_cells(req, d);
-    if (d->phase == SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
+    if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;
     if (req->args.rank != req->args.root)
         return COLLIE_OK;

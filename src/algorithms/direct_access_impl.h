@@ -13,7 +13,15 @@
 #include "algorithms/cells.h"
 #include "core/internal.h"
 
-enum phase { POST = 0, WAIT_READY, WAIT_DONE, CELLS, SLOTS, WAIT_ROOT };
+/* Where a call of the driver is (direct_state.phase). */
+enum direct_phase {
+    DIRECT_POST = 0,        /* not yet posted on the board */
+    DIRECT_WAIT_READY,      /* posted; waits for the peers' posts */
+    DIRECT_WAIT_DONE,       /* its own part done; waits for the peers' (or returns) */
+    DIRECT_CELLS,           /* moving through the copy cells (cells.c) */
+    DIRECT_SLOTS,           /* running the algorithm's schedule through the slots */
+    DIRECT_WAIT_ROOT,       /* a split bcast's reader: its half copied, waits for the root's */
+};
 
 typedef struct peer_view {
     const char *in;             /* mapped input (segment reads), or NULL: process_vm_readv */
@@ -43,7 +51,7 @@ int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *fr
  * buffers themselves? */
 bool direct_use_cells(const collie_request_t *req, direct_state *d);
 bool direct_use_slots(const collie_request_t *req, const direct_state *d);
-/* The slots path: the schedule, then the phase WAIT_DONE. */
+/* The slots path: the schedule, then the phase DIRECT_WAIT_DONE. */
 int direct_progress_slots(collie_request_t *req, direct_state *d);
 /* bcast `direct_copy` once posted (direct_access_bcast.c). */
 int direct_progress_bcast(collie_request_t *req, direct_state *d);
