@@ -6,11 +6,12 @@
  * Why not once at start-up: which way is faster changes with where the host runs the VM's
  * CPUs, within minutes (docs/performance.md, "The machine's state").  On the 2-core AMD
  * EPYC VM of 2026-11-27 a 2 MiB bcast through the cells at P = 2 with fresh data took
- * 40-44 us with memcpy and 98-101 us with streaming stores while a cache line crossed
- * between the cores in ~40 ns; while it took ~220 ns the same copies ran the other way
- * round (a line written into a cell by one core and read by the other costs more than a
- * trip through memory).  The start-up measurement (transport/shm_copy_probe.c) gives the
- * first calls' way; it sees only the state of its few milliseconds.
+ * 40-44 us with memcpy and 83-101 us with streaming stores while a cache line crossed
+ * between the cores in ~40 ns, and 64-72 us either way while it took ~220 ns; on
+ * 2026-11-26, in another slow state, 917 us with memcpy and 83 streaming (a line written
+ * into a cell by one core and read by the other cost more than a trip through memory).
+ * The start-up measurement (transport/shm_copy_probe.c) gives the first calls' way; it
+ * sees only the state of its few milliseconds.
  *
  * How: every rank that fills cells in a call decides for itself (the readers copy out
  * with memcpy whatever way the cells were filled, so no agreement is needed).  Per
