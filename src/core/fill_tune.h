@@ -1,7 +1,7 @@
 /*
  * fill_tune.h — how this rank copies into the copy cells in a call (memcpy or streaming
- * stores), per collective and size class, from its own timed calls, tried again every
- * FILL_TRIAL_EVERY calls of a class (fill_tune.c).
+ * stores), per collective and size class, from its own timed calls, tried again after
+ * gaps of 128 - 2048 calls of a class (fill_tune.c).
  */
 #ifndef COLLIE_FILL_TUNE_H
 #define COLLIE_FILL_TUNE_H
