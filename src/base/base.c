@@ -100,6 +100,10 @@ uint64_t collie_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int collie_size_class(uint64_t bytes) {
+    return bytes > 1 ? 63 - __builtin_clzll(bytes) : 0;
+}
+
 uint64_t collie_splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

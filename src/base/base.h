@@ -50,6 +50,10 @@ uint64_t collie_last_level_cache_bytes(void);
 /* SplitMix64: the next pseudo-random number of the sequence whose state is *x. */
 uint64_t collie_splitmix64(uint64_t *x);
 
+/* The size class of a byte count: the power of two at or below it, as its exponent (0 for
+ * 0 and 1).  The per-size tables of core/path_tune.c and core/fill_tune.c. */
+int collie_size_class(uint64_t bytes);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t collie_now_ns(void);
 

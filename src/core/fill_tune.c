@@ -48,7 +48,7 @@ typedef struct fill_class {
     uint64_t calls;         /* calls begun in this class */
     uint64_t trial_at;      /* the call number at which the current or next trial begins */
     uint32_t period;        /* calls from one trial's start to the next one's */
-    int8_t way;             /* -1 until the first call: then the current way */
+    bool way;               /* the current way (from the class's first call: period > 0) */
     bool decided;           /* a trial has ended (its answer was logged) */
 } fill_class;
 
@@ -56,13 +56,6 @@ struct collie_fill_tune {
     bool on;                /* COLLIE_SHM_STREAM unset and streaming stores native */
     fill_class cls[COLL_COUNT][FILL_CLASSES];
 };
-
-static int class_of(uint64_t bytes) {
-    int k = 0;
-    while (k < FILL_CLASSES - 1 && (bytes >> (k + 1)))
-        k++;
-    return k;
-}
 
 /* req's class (NULL: not tuned — a small call, a fixed way, or no memory). */
 static fill_class *class_for(collie_request_t *req) {
@@ -73,11 +66,8 @@ static fill_class *class_for(collie_request_t *req) {
         if (!(t->fill_tune = calloc(1, sizeof *t->fill_tune)))
             return NULL;
         t->fill_tune->on = collie_env_int("COLLIE_SHM_STREAM", -1) == -1 && collie_stream_copy_native();
-        for (int c = 0; c < COLL_COUNT; c++)
-            for (int k = 0; k < FILL_CLASSES; k++)
-                t->fill_tune->cls[c][k].way = -1;
     }
-    return t->fill_tune->on ? &t->fill_tune->cls[req->args.coll][class_of(req->args.bytes)] : NULL;
+    return t->fill_tune->on ? &t->fill_tune->cls[req->args.coll][collie_size_class(req->args.bytes)] : NULL;
 }
 
 /* The trial position of the class's call number n: 0 .. FILL_TRIAL_CALLS - 1, or -1. */
@@ -90,7 +80,7 @@ fill_way fill_tune_begin(collie_request_t *req) {
     fill_class *c = class_for(req);
     if (!c)
         return (fill_way){ start_way, false, 0 };
-    if (c->way < 0) {
+    if (!c->period) {   /* the class's first call */
         c->way = start_way;
         c->trial_at = FILL_SKIP;
         c->period = FILL_TRIAL_FIRST;
@@ -114,7 +104,7 @@ static void decide(collie_request_t *req, fill_class *c) {
     int cur = c->way, other = !cur;
     bool take_other = (double)c->best[other] < FILL_SWITCH * (double)c->best[cur];
     if (take_other || !c->decided) {
-        int k = class_of(req->args.bytes);
+        int k = collie_size_class(req->args.bytes);
         collie_log(COLLIE_LOG_INFO, "rank %d: copies into the cells in %s of %llu B up to %llu B "
                    "on %d ranks: %s %.1f us, %s %.1f us (best of 2 calls each): taking %s",
                    req->args.rank, collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
@@ -123,7 +113,7 @@ static void decide(collie_request_t *req, fill_class *c) {
     }
     c->decided = true;
     if (take_other)
-        c->way = (int8_t)other;
+        c->way = other;
     c->period = take_other ? FILL_TRIAL_FIRST
                            : (c->period * 2 < FILL_TRIAL_MAX ? c->period * 2 : FILL_TRIAL_MAX);
 }

@@ -106,20 +106,13 @@ int path_tune_decider(const collie_request_t *req) {
     return c == COLL_REDUCE || c == COLL_BCAST ? req->args.root : 0;
 }
 
-static int class_of(uint64_t bytes) {
-    int k = 0;
-    while (k < CLASSES - 1 && (bytes >> (k + 1)))
-        k++;
-    return k;
-}
-
 /* This team's entry for req's call (NULL: no memory; then the user path); sched: the
  * schedules' table, else the direct-access driver's. */
 static tune_class *class_for(collie_request_t *req, bool sched) {
     collie_team_t *t = req->team;
     if (!t->path_tune && !(t->path_tune = calloc(1, sizeof *t->path_tune)))
         return NULL;
-    int k = class_of(req->args.bytes);
+    int k = collie_size_class(req->args.bytes);
     return sched ? &t->path_tune->sched[req->args.coll][k]
                  : &t->path_tune->driver[req->args.coll][k];
 }
@@ -140,7 +133,7 @@ static int pick(collie_request_t *req, bool sched, bool cells_trial) {
         c->ways = cells_trial && req->args.bytes >= CELLS_TRIAL_MIN ? 3 : 2;
     if (c->chosen)
         return c->chosen - 1;
-    trial_plan t = plan_of(class_of(req->args.bytes));
+    trial_plan t = plan_of(collie_size_class(req->args.bytes));
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
     return block < 0 || block >= blocks_of(c) ? PATH_USER : way_of_block(c, block);
 }
@@ -161,7 +154,7 @@ static void choose(collie_request_t *req, tune_class *c, int counted, bool sched
     if (c->ways == 3 && c->best[PATH_CELLS] && c->best[PATH_CELLS] < c->best[way])
         way = PATH_CELLS;
     c->chosen = (uint8_t)(1 + way);
-    int k = class_of(req->args.bytes);
+    int k = collie_size_class(req->args.bytes);
     char cells[64] = "";
     if (c->ways == 3)
         snprintf(cells, sizeof cells, " (the slots), the copy cells %.1f us", c->best[PATH_CELLS] / 1e3);
@@ -187,7 +180,7 @@ static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
                collie_coll_name(req->args.coll), (unsigned long long)req->args.bytes, ns / 1e3,
                way_name(path));
-    int k = class_of(req->args.bytes);
+    int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
     bool counted = c->calls >= t.skip && (c->calls - t.skip) % t.block != 0;
     if (counted && (c->best[path] == 0 || ns < c->best[path]))
