@@ -1,8 +1,8 @@
 /*
  * cells.c — the copy-cell engine and driver of the `cells` algorithms (their files in
- * allreduce/, reduce/, bcast/, allgather/ and alltoall/ hold the references, cost and the
- * schedule the verifier and the simulator see; allgather's and alltoall's moves are in
- * cells_blocks.c); direct_access.c and direct_colls.c run the same engine when a call's
+ * allreduce/, reduce/, bcast/, allgather/, alltoall/ and reduce_scatter/ hold the
+ * references, cost and the schedule the verifier and the simulator see; allgather's,
+ * alltoall's and reduce_scatter's moves are in cells_blocks.c); direct_access.c and direct_colls.c run the same engine when a call's
  * buffers cannot all be mapped and the kernel copy was not measured to be faster.
  *
  * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
@@ -30,8 +30,10 @@
 #include "core/internal.h"
 #include "types/types.h"
 
-/* allgather and alltoall move blocks (cells_blocks.c); the others a vector. */
-static bool moves_blocks(int coll) { return coll == COLL_ALLGATHER || coll == COLL_ALLTOALL; }
+/* allgather, alltoall and reduce_scatter move blocks (cells_blocks.c); the others a vector. */
+static bool moves_blocks(int coll) {
+    return coll == COLL_ALLGATHER || coll == COLL_ALLTOALL || coll == COLL_REDUCE_SCATTER;
+}
 
 bool cells_accepts(const collie_coll_args *a, const char **why) {
     if (!a->cell_bytes) {
@@ -381,6 +383,7 @@ static bool done_here(const collie_request_t *req, const cells_run *c) {
         return c->next_out == c->nsteps;
     case COLL_ALLGATHER:
     case COLL_ALLTOALL:
+    case COLL_REDUCE_SCATTER:
         return c->next_out == c->nsteps;
     default:
         return reduction_done(req, c);
@@ -393,6 +396,7 @@ static int move(collie_request_t *req, cells_run *c) {
         return move_bcast(req, c);
     case COLL_ALLGATHER:
     case COLL_ALLTOALL:
+    case COLL_REDUCE_SCATTER:
         return cells_blocks_move(req, c);
     default:
         return whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);

@@ -2,7 +2,8 @@
  * cells.h — the copy-cell engine (cells.c, cells_blocks.c): allreduce and reduce as a pipelined
  * reduce-scatter + allgather (gather) through every rank's ring of shared cells, bcast as
  * a pipeline through the root's cells, allgather and alltoall as every rank's copy-in and
- * its peers' copy-out.  Used by the `cells` algorithms (their driver) and
+ * its peers' copy-out, reduce_scatter as alltoall's copy-in and each rank's reduction of
+ * its block.  Used by the `cells` algorithms (their driver) and
  * by direct_access.c for calls whose buffers cannot all be mapped.
  */
 #ifndef COLLIE_CELLS_H

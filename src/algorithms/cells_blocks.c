@@ -1,7 +1,7 @@
 /*
- * cells_blocks.c — allgather (and allgatherv) and alltoall through the copy cells (the
- * engine's loop, words and checks: cells.c; the algorithms' files: allgather/cells.c,
- * alltoall/cells.c).
+ * cells_blocks.c — allgather (and allgatherv), alltoall and reduce_scatter through the copy
+ * cells (the engine's loop, words and checks: cells.c; the algorithms' files:
+ * allgather/cells.c, alltoall/cells.c, reduce_scatter/cells.c).
  *
  * Every block goes in steps of `chunk` bytes; step k carries bytes [k·chunk, (k+1)·chunk)
  * of every block, so all ranks take the same steps (allgatherv: as many as its longest
@@ -16,6 +16,14 @@
  *     `in`; then copies its part of every other rank's cell into its RECV block q.  In place is
  *     safe: chunk k of block q is copied into the cell (step k's copy-in) before chunk k
  *     of block q is overwritten (step k's copy-out), and no other step touches it.
+ *   reduce_scatter: copy-in as alltoall's (chunk k of input block q into q's part); then,
+ *     once every other rank published step k, rank r reduces chunk k of its block from its
+ *     own input and its part of every other rank's cell, in rank order, into its RECV, and
+ *     publishes `freed`.  Each result element is reduced once, on the rank that owns it.
+ *     In place (block form only) the result's chunk k overlays input block 0's chunk k,
+ *     which step k copied into the cell before (on rank 0 it is its own block: each
+ *     element is read, then written); later steps read only later chunks, which lie
+ *     beyond it, because a chunk is at most a block.
  * A rank fills its cell of step t only when every rank freed step t − ncells, and copies
  * out step k only once every peer published it, so up to ncells steps are in flight.
  *
@@ -36,18 +44,26 @@
 /* alltoall: the parts of a cell, one per peer (a team of one moves nothing). */
 static uint64_t parts_of(const collie_coll_args *a) { return a->size > 1 ? (uint64_t)a->size - 1 : 1; }
 
+/* alltoall and reduce_scatter cut the cell into a part per peer; allgather does not. */
+static bool has_parts(const collie_coll_args *a) { return a->coll != COLL_ALLGATHER; }
+
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
     uint64_t part = a->cell_bytes;
     if (a->coll == COLL_ALLTOALL && a->v) {
         *why = "alltoallv: a rank knows only its own counts, so the ranks cannot agree on steps";
         return false;
     }
-    if (a->coll == COLL_ALLTOALL)
+    if (a->coll == COLL_REDUCE_SCATTER && a->v && a->in_place) {
+        *why = "reduce_scatter in place with per-rank counts: the result could overlay input "
+               "that a later step copies";
+        return false;
+    }
+    if (has_parts(a))
         part = a->cell_bytes / parts_of(a);
     if (a->elem_size > part) {
-        *why = a->coll == COLL_ALLTOALL ? "elements larger than a copy cell's part per peer "
-                                          "(COLLIE_SHM_CELL_BYTES / (team size - 1))"
-                                        : "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
+        *why = has_parts(a) ? "elements larger than a copy cell's part per peer "
+                              "(COLLIE_SHM_CELL_BYTES / (team size - 1))"
+                            : "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
         return false;
     }
     return true;
@@ -56,10 +72,11 @@ bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
 /* The longest block of the call (the same on every rank). */
 static uint64_t longest_block(const collie_coll_args *a) {
     uint64_t most = 0, off, len;
+    int buf = a->coll == COLL_REDUCE_SCATTER ? SBUF_SEND : SBUF_RECV;
     if (a->coll == COLL_ALLTOALL)
         return a->bytes;
     for (int q = 0; q < a->size; q++)
-        if (collie_coll_block(a, SBUF_RECV, q, &off, &len) && len > most)
+        if (collie_coll_block(a, buf, q, &off, &len) && len > most)
             most = len;
     return most;
 }
@@ -68,7 +85,7 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     const collie_coll_args *a = &req->args;
     uint64_t elem = a->elem_size ? a->elem_size : 1, cell = req->team->tp->cells->cell_bytes;
     uint64_t most = longest_block(a);
-    if (a->coll == COLL_ALLTOALL)
+    if (has_parts(a))
         cell = cell / parts_of(a) / elem * elem;
     uint64_t chunk = cells_step_bytes(most, elem, cell, false);
     if (a->size == 2 && most > chunk)
@@ -91,12 +108,13 @@ static void fill_allgather(collie_request_t *req, const cells_run *c, char *cell
         collie_cell_fill(c->fill.stream, cell, (const char *)req->buf[own.buf] + own.off + at, n);
 }
 
-/* alltoall: where the part for rank q is in rank r's cell. */
+/* alltoall, reduce_scatter: where the part for rank q is in rank r's cell. */
 static uint64_t part_of(const collie_coll_args *a, const cells_run *c, int r, int q) {
     return (uint64_t)((q - r - 1 + a->size) % a->size) * c->chunk;
 }
 
-/* alltoall: chunk k of the block for every q ≠ rank into q's part of the cell. */
+/* alltoall, reduce_scatter: chunk k of the input block for every q ≠ rank into q's part
+ * of the cell. */
 static void fill_alltoall(collie_request_t *req, const cells_run *c, char *cell) {
     const collie_coll_args *a = &req->args;
     uint64_t off, len, at, n;
@@ -114,7 +132,7 @@ static void fill_alltoall(collie_request_t *req, const cells_run *c, char *cell)
 static void copy_own(collie_request_t *req, const cells_run *c) {
     const collie_coll_args *a = &req->args;
     uint64_t soff = 0, len, at, n, roff, rlen;
-    if (a->in_place)
+    if (a->in_place || a->coll == COLL_REDUCE_SCATTER)
         return;
     if (a->coll == COLL_ALLTOALL)
         collie_coll_block(a, SBUF_SEND, a->rank, &soff, &len);
@@ -137,7 +155,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     if (req->args.coll == COLL_ALLGATHER)
         fill_allgather(req, c, cell);
     else
-        fill_alltoall(req, c, cell);
+        fill_alltoall(req, c, cell);   /* and reduce_scatter's */
     *collie_cell_check(cl, me, t) = req->check;
     cells_publish(req, &cl->ctrl[me].in, t);
     copy_own(req, c);
@@ -159,7 +177,7 @@ static int copy_out(collie_request_t *req, cells_run *c) {
     }
     for (int i = 1; i < P; i++) {
         int q = (me + i) % P;
-        uint64_t part = a->coll == COLL_ALLTOALL ? part_of(a, c, q, me) : 0;
+        uint64_t part = has_parts(a) ? part_of(a, c, q, me) : 0;
         collie_coll_block(a, SBUF_RECV, q, &off, &len);
         piece(c, c->next_out, len, &at, &n);
         if (n)
@@ -170,10 +188,40 @@ static int copy_out(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
-/* Copy-out of the oldest step in flight if it can go, else copy-in of the next. */
+/* reduce_scatter: chunk next_out of this rank's block, from its input and its part of
+ * every other rank's cell (once all published the step), reduced in rank order into RECV;
+ * then the step is freed. */
+static int reduce_out(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
+    const collie_coll_args *a = &req->args;
+    int P = a->size, me = a->rank;
+    uint64_t t = c->base + c->next_out + 1, off, len, at, n;
+    for (int i = 1; i < P; i++) {
+        int st = cells_wait_in(req, (me + i) % P, t);
+        if (st)
+            return st;
+    }
+    collie_coll_block(a, SBUF_SEND, me, &off, &len);
+    piece(c, c->next_out, len, &at, &n);
+    for (int q = 0; q < P; q++)
+        c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + off + at
+                             : collie_cell(cl, q, t) + part_of(a, c, q, me);
+    int st = n ? collie_reduce_n((char *)req->buf[SBUF_RECV] + at, c->srcs, P, n / a->elem_size,
+                                 req->dtype, req->op)
+               : COLLIE_OK;
+    if (st)
+        return st;
+    cells_publish(req, &cl->ctrl[me].freed, t);
+    c->next_out++;
+    return COLLIE_OK;
+}
+
+/* Copy-out (reduce_scatter: the reduction) of the oldest step in flight if it can go,
+ * else copy-in of the next. */
 int cells_blocks_move(collie_request_t *req, cells_run *c) {
     int st = COLLIE_TIMEOUT;
-    if (c->next_out < c->next_in && (st = copy_out(req, c)) != COLLIE_TIMEOUT)
+    bool red = req->args.coll == COLL_REDUCE_SCATTER;
+    if (c->next_out < c->next_in && (st = red ? reduce_out(req, c) : copy_out(req, c)) != COLLIE_TIMEOUT)
         return st;
     if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells)
         st = copy_in(req, c);

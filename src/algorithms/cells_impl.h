@@ -1,6 +1,7 @@
 /*
  * cells_impl.h — what the copy-cell engine's files share: cells.c (allreduce, reduce,
- * bcast, and the engine's loop) and cells_blocks.c (allgather, allgatherv, alltoall).
+ * bcast, and the engine's loop) and cells_blocks.c (allgather, allgatherv, alltoall,
+ * reduce_scatter).
  * Not for other files: they use cells.h.
  */
 #ifndef COLLIE_CELLS_IMPL_H
@@ -13,7 +14,7 @@
 struct cells_run {
     uint64_t base;          /* global step before this call's first */
     uint64_t nsteps, chunk; /* steps, bytes per step (an element multiple): of the vector,
-                               or (allgather, alltoall) of every block */
+                               or (allgather, alltoall, reduce_scatter) of every block */
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
@@ -39,7 +40,7 @@ int cells_may_write(collie_request_t *req, uint64_t t);
  * else COLLIE_TIMEOUT or the error. */
 int cells_wait_in(collie_request_t *req, int q, uint64_t t);
 
-/* allgather(v) and alltoall (cells_blocks.c): accepts adds their own conditions to
+/* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own conditions to
  * cells_accepts'; begin takes the call's steps; move makes one move (COLLIE_TIMEOUT: none
  * can go yet).  This rank's part is over once next_out reaches nsteps. */
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why);

@@ -23,11 +23,12 @@
  *   the call's size from timed calls (core/path_tune.c, its choice posted on the board),
  *   or else when its blocks have fewer than COLLIE_SHM_KERNEL_MIN bytes in all.  Every
  *   rank decides the same from the board.  The schedule then stays in user space (it is
- *   the other way).  allgather and alltoall (block form) take the copy cells as that way
- *   when the shm transport has them (cells_blocks.c): a rank's data is copied once into its
- *   cells and once out, in chunks up to a cell, with no system call and no message per
- *   16 KiB slot; their steps need no `done` (every rank read the board before it publishes
- *   its first step, and a rank finishes only after every peer's last one).
+ *   the other way).  allgather, alltoall (block form) and reduce_scatter (not its v form
+ *   in place) take the copy cells as that way when the shm transport has them
+ *   (cells_blocks.c): a rank's data is copied once into its cells and once out
+ *   (reduce_scatter: reduced out), in chunks up to a cell, with no system call and no
+ *   message per 16 KiB slot; their steps need no `done` (every rank read the board before
+ *   it publishes its first step, and a rank finishes only after every peer's last one).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static int driver_prepare(collie_request_t *req) {
     if (d->stage_bytes > req->sched.tmp_bytes)
         d->stage_alloc = malloc(d->stage_bytes);
     const char *why = NULL;
-    bool cells = !red && cells_accepts(a, &why);
+    bool cells = cells_accepts(a, &why);
     d->cells = cells ? cells_new(req) : NULL;
     if (!d->view || (red && (!d->srcs || !d->scratch)) || (cells && !d->cells) ||
         (d->stage_bytes > req->sched.tmp_bytes && !d->stage_alloc))

@@ -67,6 +67,7 @@ extern const collie_algorithm collie_algo_alltoall_pairwise;
 extern const collie_algorithm collie_algo_alltoall_bruck;
 extern const collie_algorithm collie_algo_allgather_direct;
 extern const collie_algorithm collie_algo_reduce_scatter_direct;
+extern const collie_algorithm collie_algo_reduce_scatter_cells;
 extern const collie_algorithm collie_algo_alltoall_direct;
 extern const collie_algorithm collie_algo_allgather_cells;
 extern const collie_algorithm collie_algo_alltoall_cells;
@@ -133,6 +134,7 @@ static const collie_algorithm *const reduce_scatter_algos[] = {
     &collie_algo_reduce_scatter_recursive_halving,
     &collie_algo_reduce_scatter_ring,
     &collie_algo_reduce_scatter_direct,
+    &collie_algo_reduce_scatter_cells,
 };
 static const collie_algorithm *const alltoall_algos[] = {
     &collie_algo_alltoall_flat,

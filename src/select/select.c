@@ -249,7 +249,18 @@ static const rule rules[] = {
      * from 256 KiB take the kernel copy (a reduction's receivers combine in step, so its
      * way is fixed), direct chooses its way from timed calls and took 0.4-0.6 of flat's
      * time at 256 KiB-1 MiB (P = 4 256 KiB fresh 0.83); at 128 KiB equal or flat faster */
-    { COLL_REDUCE_SCATTER, 2, 4, 128 << 10, { "flat" } },
+    /* reduce_scatter P = 2 (2026-11-27, AMD EPYC VM, collie-bench --coll reduce_scatter
+     * --algo all --barrier-each [--fresh-data] [--collie-alloc], 4-256 KiB per block, both
+     * cache-line states): malloc buffers, `cells` against flat 1.77 / 1.99 us at 32 KiB,
+     * 5.41 / 7.49 at 128 KiB (210 ns trips: 3.24 / 3.83, 9.84 / 14.22), equal at 16 KiB,
+     * flat ahead up to 8 KiB (0.46 against 0.49); `direct`, whose user-space way is now the
+     * cells, 2.04 at 32 KiB (its board's round trip), within 5 % of cells from 64 KiB, and
+     * with collie_alloc buffers it maps them: 1.19 against cells' 1.77 at 32 KiB, 2.68
+     * against 6.02 at 128 KiB.  So as allgather and alltoall at P = 2: cells up to 32 KiB,
+     * then direct. */
+    { COLL_REDUCE_SCATTER, 2, 2, 16 << 10, { "flat" } },
+    { COLL_REDUCE_SCATTER, 2, 2, 32 << 10, { "cells", "flat" } },
+    { COLL_REDUCE_SCATTER, 3, 4, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 5, 8, 128 << 10, { "flat" } },
     { COLL_REDUCE_SCATTER, 2, 8, ALL_BYTES, { "direct", "flat" } },
     { COLL_REDUCE_SCATTER, 9, 1 << 30, 4096, { "recursive_halving", "flat" } },

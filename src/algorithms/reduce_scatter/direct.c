@@ -14,8 +14,9 @@
  *   bits wherever the block is read — into its RECV, marks itself done and waits until
  *   every rank is done.  In place a rank > 0 reduces into scratch and copies the result
  *   to the start of its buffer after that wait (it overlays blocks its peers read); rank
- *   0's result is its own block 0.  Small calls with malloc'd inputs take flat's schedule
- *   through the slots.
+ *   0's result is its own block 0.  Calls with malloc'd inputs, where rank 0 timed it
+ *   faster than the kernel copy, go through the copy cells as `cells` does (flat's
+ *   schedule through the slots where cells decline: the v form in place).
  * Rounds: 2 synchronisations.  Bytes per rank: reads (P−1)·n (n its block), reduces P·n
  *   element-wise, writes n; nothing into another rank's memory.
  * Restrictions: shared-memory transport with single-copy access (ALGO_NEEDS_SINGLE_COPY);
