@@ -233,9 +233,21 @@ static const rule rules[] = {
      * cells); collie_alloc buffers, direct (mapped) 1.15 / 2.87 us at 32 / 128 KiB reused
      * against cells' 1.50 / 5.35 (fresh: cells 1.48 against direct 1.65 at 32 KiB, direct
      * 4.8 against flat 4.2-4.5 at 128 KiB); at 2 KiB flat and cells tie (0.29-0.31). */
+    /* allgather P = 3..8 (2026-11-27, AMD EPYC VM, collie-bench --coll allgather --algo
+     * all --repeat 2 --barrier-each [--fresh-data] [--collie-alloc], 8 B - 512 KiB per
+     * block, both cache-line states): `cells` against flat, malloc buffers, 0.7 at
+     * 128 KiB (P = 3 21.4-24.5 against 28.8-36.3 us, P = 4 21.5-23.8 against 29-32, P = 8
+     * 75-93 against 112-129), 0.88-0.92 at 32 KiB at P = 4, 0.62-0.67 at P = 8, equal
+     * at 8 KiB at P = 3, 4 and up to 512 B at P = 5..8 (8 KiB at P = 8: 11-12 against
+     * 13.6-14.2); with collie_alloc buffers the same or better from 8 KiB (P = 4 32 KiB
+     * fresh 10.1-11.0 against 9.6-10.0 the exception).  Above 128 KiB `direct` (it maps
+     * collie_alloc buffers; with malloc ones its way is the cells, 10-20 % slower than
+     * `cells` for the board's round trip with more ranks than cores). */
     { COLL_ALLGATHER, 2, 2, 4096, { "flat" } },
     { COLL_ALLGATHER, 2, 2, 32 << 10, { "cells", "flat" } },
-    { COLL_ALLGATHER, 3, 8, 128 << 10, { "flat" } },
+    { COLL_ALLGATHER, 3, 4, 8192, { "flat" } },
+    { COLL_ALLGATHER, 5, 8, 1024, { "flat" } },
+    { COLL_ALLGATHER, 3, 8, 128 << 10, { "cells", "flat" } },
     { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
     /* P = 5..8 (2026-11-25, collie-bench --algo flat / direct --barrier-each [--fresh-data],
