@@ -104,6 +104,7 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     cl->step += nsteps;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
+    c->marked_done = false;
     bool fills = req->args.coll != COLL_BCAST || req->args.rank == req->args.root;
     c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, 0 };
 }
@@ -162,10 +163,14 @@ void cells_publish(collie_request_t *req, collie_counter *w, uint64_t t) {
     req->moves++;
 }
 
-/* The cell of q at step t holds this call's data (else the ranks called different things). */
+/* The cell of q at step t holds this call's data (else the ranks called different things:
+ * named from q's board history when it still holds q's call of this number). */
 int cells_check_cell(collie_request_t *req, int q, uint64_t t) {
     if (*collie_cell_check(req->team->tp->cells, q, t) == req->check)
         return COLLIE_OK;
+    collie_call_id theirs;
+    if (collie_board_call(req->team->tp, q, req->call_seq, &theirs) && theirs.check != req->check)
+        return collie_call_mismatch_req(req, q, "called", &theirs, NULL);
     return collie_fail(COLLIE_ERR_MISMATCH, "%s #%u (%llu bytes, %s): rank %d's copy cell holds "
                        "another call: ranks called different collectives, counts, types or "
                        "algorithms", collie_coll_name(req->args.coll), req->call_seq,
@@ -426,13 +431,35 @@ static int driver_prepare(collie_request_t *req) {
 
 static void driver_start(collie_request_t *req) { cells_reset(req->algo_state); }
 
+/* bcast `cells`, once this rank's part is over: it marks the call done on the board, and
+ * the root waits until every rank did and checks that all did this call.  A reader
+ * learns the root from the root's cell (its check word); the root learns nothing from
+ * the readers' `freed` (a rank that also believes itself the root frees its own steps),
+ * so without this two ranks that disagree about the root would both return OK (seen:
+ * run_mismatch.sh bcast_root with COLLIE_BCAST_ALGO=cells, P = 2, 3, 4).  Measured
+ * (P = 2, 128 KiB, fast state): the root then ends a cache-line trip after the reader
+ * (3.0-3.2 us) instead of after its last copy-in (2.3-2.4). */
+static int bcast_agree(collie_request_t *req, cells_run *c) {
+    if (!c->marked_done) {
+        direct_mark_done(req);
+        c->marked_done = true;
+    }
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    int st = direct_all_reached(req, false);
+    return st != COLLIE_OK ? st : direct_check_done_calls(req);
+}
+
 static int driver_progress(collie_request_t *req) {
+    cells_run *c = req->algo_state;
     /* allgatherv: this rank's block may be empty while the others' are not */
     if (req->args.size == 1 || (req->args.bytes == 0 && !moves_blocks(req->args.coll)))
         return collie_exec_progress(req);
-    int st = cells_progress(req, req->algo_state);
+    int st = cells_progress(req, c);
+    if (st == COLLIE_OK && req->args.coll == COLL_BCAST)
+        st = bcast_agree(req, c);
     if (st == COLLIE_OK)
-        cells_finish(req, req->algo_state);
+        cells_finish(req, c);
     return st;
 }
 

@@ -19,6 +19,7 @@ struct cells_run {
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
     bool begun;
+    bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
 };
 
 /* Bytes per step for a vector (or the longest block) of `bytes` (see cells.c), at most

@@ -28,25 +28,6 @@ static int copy_from_root(collie_request_t *req, uint64_t n) {
     return COLLIE_OK;
 }
 
-/* bcast, root: every rank done with exactly this call must have done the same call (two
- * ranks that both believe they are the root meet only here).  A rank past it did a later
- * call, after this one's check.  `done_call` holds a call's number and check in one word:
- * read separately, a rank already marking its next call done (a bcast with another root)
- * could pair this call's `done` with the next call's check (a false mismatch, seen in
- * mp.bcast.P4). */
-static int check_done_calls(collie_request_t *req) {
-    collie_board_entry *b = req->team->tp->board;
-    uint64_t want = (uint64_t)req->call_seq + 1;
-    for (int q = 0; q < req->args.size; q++) {
-        uint64_t call = atomic_load_explicit(&b[q].done_call, memory_order_acquire);
-        if ((uint32_t)(call >> 32) != (uint32_t)want)
-            continue;
-        if ((uint32_t)call != req->check)
-            return direct_posted_other(req, q, "did");
-    }
-    return COLLIE_OK;
-}
-
 /* bcast through the cells: then done; the root waits until all are done. */
 static int progress_copy_cells(collie_request_t *req, direct_state *d) {
     if (d->phase == DIRECT_CELLS) {
@@ -59,7 +40,7 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
     if (req->args.rank != req->args.root)
         return COLLIE_OK;
     int st = direct_all_reached(req, false);
-    return st != COLLIE_OK ? st : check_done_calls(req);
+    return st != COLLIE_OK ? st : direct_check_done_calls(req);
 }
 
 /* A bcast at P = 2 whose buffers are both collie_alloc memory (or the shared heap's)
@@ -160,5 +141,5 @@ int direct_progress_bcast(collie_request_t *req, direct_state *d) {
         return st;
     if (req->args.rank != req->args.root)
         return COLLIE_OK;
-    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : check_done_calls(req);
+    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : direct_check_done_calls(req);
 }

@@ -8,11 +8,12 @@
  *   with copying out of previous cells"; Intel MPI's shm cells); collie's floor
  *   measurements `bc_2copy` / `bc_ring` (docs/performance.md, issue 14).  Engine: ../cells.c.
  * Rounds: per chunk, one flag wait for a reader (the root's copy-in), for the root one
- *   (the cell is free again), pipelined over the ring of cells; the root returns once its
- *   last chunk is in a cell.  Bytes per rank: the root copies n into its cells, every other
+ *   (the cell is free again), pipelined over the ring of cells; then every rank marks the
+ *   call done on the board and the root waits for all (ranks that disagree about the root
+ *   meet only there: ../cells.c, bcast_agree).  Bytes per rank: the root copies n into its cells, every other
  *   rank copies n out (all readers at once).
  * Restrictions: shm transport with copy cells (a->cell_bytes); at most 255 ranks.
- * Cost: T ≈ (n/c + 1)·t_flag + (n + c)·β_mem, c the cell bytes (copy-in and copy-out of
+ * Cost: T ≈ (n/c + 2)·t_flag + (n + c)·β_mem, c the cell bytes (copy-in and copy-out of
  *   successive cells overlap).  build() gives the same data flow as messages (the root's
  *   buffer to every rank: `flat`).
  */
