@@ -2,8 +2,9 @@
  * cells.c — the copy-cell engine and driver of the `cells` algorithms (their files in
  * allreduce/, reduce/, bcast/, allgather/, alltoall/ and reduce_scatter/ hold the
  * references, cost and the schedule the verifier and the simulator see; allgather's,
- * alltoall's and reduce_scatter's moves are in cells_blocks.c); direct_access.c and direct_colls.c run the same engine when a call's
- * buffers cannot all be mapped and the kernel copy was not measured to be faster.
+ * alltoall's and reduce_scatter's moves are in cells_blocks.c); direct_access.c and
+ * direct_colls.c run the same engine when a call's buffers cannot all be mapped and the
+ * kernel copy was not measured to be faster.
  *
  * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
  *   copy-in:  r copies the chunk's slices of the other ranks from its input into its cell

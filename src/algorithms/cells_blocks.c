@@ -163,18 +163,12 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
-/* Step next_out of every other rank (from rank + 1 on), once all of them published it,
- * into this rank's RECV blocks; then the step is freed. */
-static int copy_out(collie_request_t *req, cells_run *c) {
+/* Step t of every other rank (from rank + 1 on) into this rank's RECV blocks. */
+static void copy_out(collie_request_t *req, const cells_run *c, uint64_t t) {
     collie_cells *cl = req->team->tp->cells;
     const collie_coll_args *a = &req->args;
     int P = a->size, me = a->rank;
-    uint64_t t = c->base + c->next_out + 1, off, len, at, n;
-    for (int i = 1; i < P; i++) {
-        int st = cells_wait_in(req, (me + i) % P, t);
-        if (st)
-            return st;
-    }
+    uint64_t off, len, at, n;
     for (int i = 1; i < P; i++) {
         int q = (me + i) % P;
         uint64_t part = has_parts(a) ? part_of(a, c, q, me) : 0;
@@ -183,35 +177,44 @@ static int copy_out(collie_request_t *req, cells_run *c) {
         if (n)
             memcpy((char *)req->buf[SBUF_RECV] + off + at, collie_cell(cl, q, t) + part, n);
     }
-    cells_publish(req, &cl->ctrl[me].freed, t);
-    c->next_out++;
-    return COLLIE_OK;
 }
 
-/* reduce_scatter: chunk next_out of this rank's block, from its input and its part of
- * every other rank's cell (once all published the step), reduced in rank order into RECV;
- * then the step is freed. */
-static int reduce_out(collie_request_t *req, cells_run *c) {
+/* reduce_scatter: the chunk of this rank's block at step t, from its input and its part
+ * of every other rank's cell, reduced in rank order into RECV. */
+static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
     collie_cells *cl = req->team->tp->cells;
     const collie_coll_args *a = &req->args;
     int P = a->size, me = a->rank;
-    uint64_t t = c->base + c->next_out + 1, off, len, at, n;
+    uint64_t off, len, at, n;
+    collie_coll_block(a, SBUF_SEND, me, &off, &len);
+    piece(c, c->next_out, len, &at, &n);
+    if (!n)
+        return COLLIE_OK;
+    for (int q = 0; q < P; q++)
+        c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + off + at
+                             : collie_cell(cl, q, t) + part_of(a, c, q, me);
+    return collie_reduce_n((char *)req->buf[SBUF_RECV] + at, c->srcs, P, n / a->elem_size,
+                           req->dtype, req->op);
+}
+
+/* Step next_out, once every other rank published it: copied out (reduce_scatter:
+ * reduced), then freed. */
+static int take_out(collie_request_t *req, cells_run *c) {
+    int P = req->args.size, me = req->args.rank;
+    uint64_t t = c->base + c->next_out + 1;
     for (int i = 1; i < P; i++) {
         int st = cells_wait_in(req, (me + i) % P, t);
         if (st)
             return st;
     }
-    collie_coll_block(a, SBUF_SEND, me, &off, &len);
-    piece(c, c->next_out, len, &at, &n);
-    for (int q = 0; q < P; q++)
-        c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + off + at
-                             : collie_cell(cl, q, t) + part_of(a, c, q, me);
-    int st = n ? collie_reduce_n((char *)req->buf[SBUF_RECV] + at, c->srcs, P, n / a->elem_size,
-                                 req->dtype, req->op)
-               : COLLIE_OK;
-    if (st)
-        return st;
-    cells_publish(req, &cl->ctrl[me].freed, t);
+    if (req->args.coll == COLL_REDUCE_SCATTER) {
+        int st = reduce_out(req, c, t);
+        if (st)
+            return st;
+    } else {
+        copy_out(req, c, t);
+    }
+    cells_publish(req, &req->team->tp->cells->ctrl[me].freed, t);
     c->next_out++;
     return COLLIE_OK;
 }
@@ -220,8 +223,7 @@ static int reduce_out(collie_request_t *req, cells_run *c) {
  * else copy-in of the next. */
 int cells_blocks_move(collie_request_t *req, cells_run *c) {
     int st = COLLIE_TIMEOUT;
-    bool red = req->args.coll == COLL_REDUCE_SCATTER;
-    if (c->next_out < c->next_in && (st = red ? reduce_out(req, c) : copy_out(req, c)) != COLLIE_TIMEOUT)
+    if (c->next_out < c->next_in && (st = take_out(req, c)) != COLLIE_TIMEOUT)
         return st;
     if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells)
         st = copy_in(req, c);

@@ -41,9 +41,9 @@ int cells_may_write(collie_request_t *req, uint64_t t);
  * else COLLIE_TIMEOUT or the error. */
 int cells_wait_in(collie_request_t *req, int q, uint64_t t);
 
-/* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own conditions to
- * cells_accepts'; begin takes the call's steps; move makes one move (COLLIE_TIMEOUT: none
- * can go yet).  This rank's part is over once next_out reaches nsteps. */
+/* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own
+ * conditions to cells_accepts'; begin takes the call's steps; move makes one move
+ * (COLLIE_TIMEOUT: none can go yet).  This rank's part is over once next_out reaches nsteps. */
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why);
 void cells_blocks_begin(collie_request_t *req, cells_run *c);
 int cells_blocks_move(collie_request_t *req, cells_run *c);

@@ -10,8 +10,8 @@
  * Rounds: per chunk, one flag wait for a reader (the root's copy-in), for the root one
  *   (the cell is free again), pipelined over the ring of cells; then every rank marks the
  *   call done on the board and the root waits for all (ranks that disagree about the root
- *   meet only there: ../cells.c, bcast_agree).  Bytes per rank: the root copies n into its cells, every other
- *   rank copies n out (all readers at once).
+ *   meet only there: ../cells.c, bcast_agree).  Bytes per rank: the root copies n into
+ *   its cells, every other rank copies n out (all readers at once).
  * Restrictions: shm transport with copy cells (a->cell_bytes); at most 255 ranks.
  * Cost: T ≈ (n/c + 2)·t_flag + (n + c)·β_mem, c the cell bytes (copy-in and copy-out of
  *   successive cells overlap).  build() gives the same data flow as messages (the root's
