@@ -451,6 +451,24 @@ static int bcast_agree(collie_request_t *req, cells_run *c) {
     return st != COLLIE_OK ? st : direct_check_done_calls(req);
 }
 
+/* reduce `cells` at P = 2 (the whole vector through the cells), the non-root once its
+ * copy-in is over: it reads nothing from the root, so it learns only from the root's
+ * record of this call number (collie_board_publish, at the call's start) that the root
+ * did the same call; it waits until the root started it.  Without this, two ranks that
+ * each named the other as the root both returned OK (run_mismatch.sh reduce_root_next,
+ * COLLIE_REDUCE_ALGO=cells, P = 2).  The root cannot be past this call here: it waits for
+ * this rank's steps. */
+static int reduce_root_agrees(collie_request_t *req) {
+    int root = req->args.root;
+    collie_call_id theirs;
+    if (!collie_board_call(req->team->tp, root, req->call_seq, &theirs)) {
+        req->blocked_peer = root;
+        return COLLIE_TIMEOUT;
+    }
+    return theirs.check == req->check ? COLLIE_OK
+                                      : collie_call_mismatch_req(req, root, "called", &theirs, NULL);
+}
+
 static int driver_progress(collie_request_t *req) {
     cells_run *c = req->algo_state;
     /* allgatherv: this rank's block may be empty while the others' are not */
@@ -459,6 +477,8 @@ static int driver_progress(collie_request_t *req) {
     int st = cells_progress(req, c);
     if (st == COLLIE_OK && req->args.coll == COLL_BCAST)
         st = bcast_agree(req, c);
+    if (st == COLLIE_OK && whole_vector(req) && req->args.rank != req->args.root)
+        st = reduce_root_agrees(req);
     if (st == COLLIE_OK)
         cells_finish(req, c);
     return st;

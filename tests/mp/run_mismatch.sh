@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_mismatch.sh — ranks that disagree about a call (op, datatype, bcast root, reduce
-# root; a small and a single-copy size) under collie-run with no timeout watchdog
+# root, and roots that no rank takes; a small and a single-copy size) under collie-run with no timeout watchdog
 # (COLLIE_TIMEOUT_MS=0): no hang, no rank set returning OK with different results, a
 # message naming both calls.  With --check, COLLIE_CHECK=1 and every rank must report.
 #
@@ -10,7 +10,7 @@ run="$1" prog="$2" p="$3"
 shift 3
 check=0
 if [ "${1:-}" = "--check" ]; then check=1; shift; fi
-[ $# -gt 0 ] || set -- op dtype bcast_root reduce_root
+[ $# -gt 0 ] || set -- op dtype bcast_root reduce_root bcast_root_next reduce_root_next
 passed=0 failed=0
 for mode in "$@"; do
     for count in 4 262144; do
