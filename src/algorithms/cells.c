@@ -456,10 +456,20 @@ static int bcast_agree(collie_request_t *req, cells_run *c) {
  * record of this call number (collie_board_publish, at the call's start) that the root
  * did the same call; it waits until the root started it.  Without this, two ranks that
  * each named the other as the root both returned OK (run_mismatch.sh reduce_root_next,
- * COLLIE_REDUCE_ALGO=cells, P = 2).  The root cannot be past this call here: it waits for
- * this rank's steps. */
+ * COLLIE_REDUCE_ALGO=cells, P = 2).  The root may already be several calls further (it
+ * needed nothing more from this rank), its record of this call overwritten by a later
+ * one (the history holds COLLIE_CALL_HISTORY calls): then it did start this call and
+ * took this rank's steps, and this rank cannot check it (seen waiting for ever in
+ * mp.cells_mixed.P2 before that case was allowed).  A peer that ran ahead so far without
+ * being this call's root is a mismatch that may go unreported. */
 static int reduce_root_agrees(collie_request_t *req) {
     int root = req->args.root;
+    if (!req->team->tp->board)
+        return COLLIE_OK;
+    const collie_call_id *h = &req->team->tp->board[root].history[req->call_seq % COLLIE_CALL_HISTORY];
+    uint32_t seen = atomic_load_explicit((const _Atomic uint32_t *)&h->seq_plus1, memory_order_acquire);
+    if (seen != 0 && (int32_t)(seen - (req->call_seq + 1)) > 0)
+        return COLLIE_OK;   /* a later call: the root is past this one */
     collie_call_id theirs;
     if (!collie_board_call(req->team->tp, root, req->call_seq, &theirs)) {
         req->blocked_peer = root;
