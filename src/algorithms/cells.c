@@ -2,9 +2,9 @@
  * cells.c — the copy-cell engine and driver of the `cells` algorithms (their files in
  * allreduce/, reduce/, bcast/, allgather/, alltoall/ and reduce_scatter/ hold the
  * references, cost and the schedule the verifier and the simulator see; allgather's,
- * alltoall's and reduce_scatter's moves are in cells_blocks.c); direct_access.c and
- * direct_colls.c run the same engine when a call's buffers cannot all be mapped and the
- * kernel copy was not measured to be faster.
+ * alltoall's and reduce_scatter's moves are in cells_blocks.c, the algorithms' driver in
+ * cells_driver.c); direct_access.c and direct_colls.c run the same engine when a call's
+ * buffers cannot all be mapped and the kernel copy was not measured to be faster.
  *
  * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
  *   copy-in:  r copies the chunk's slices of the other ranks from its input into its cell
@@ -31,8 +31,8 @@
 #include "core/internal.h"
 #include "types/types.h"
 
-/* allgather, alltoall and reduce_scatter move blocks (cells_blocks.c); the others a vector. */
-static bool moves_blocks(int coll) {
+/* Declared in cells_impl.h. */
+bool cells_moves_blocks(int coll) {
     return coll == COLL_ALLGATHER || coll == COLL_ALLTOALL || coll == COLL_REDUCE_SCATTER;
 }
 
@@ -45,7 +45,7 @@ bool cells_accepts(const collie_coll_args *a, const char **why) {
         *why = "more than 255 ranks";
         return false;
     }
-    if (moves_blocks(a->coll))
+    if (cells_moves_blocks(a->coll))
         return cells_blocks_accepts(a, why);
     if (a->elem_size > a->cell_bytes) {
         *why = "elements larger than a copy cell (COLLIE_SHM_CELL_BYTES)";
@@ -222,8 +222,9 @@ static bool gets_result(const collie_request_t *req) {
     return req->args.coll == COLL_ALLREDUCE || req->args.rank == req->args.root;
 }
 
-/* A reduce at P = 2 goes whole through the cells (below, "the whole vector"). */
-static bool whole_vector(const collie_request_t *req) {
+/* Declared in cells_impl.h: a reduce at P = 2 goes whole through the cells (below, "the
+ * whole vector"). */
+bool cells_whole_vector(const collie_request_t *req) {
     return req->args.size == 2 && req->args.coll == COLL_REDUCE;
 }
 
@@ -232,7 +233,7 @@ static bool whole_vector(const collie_request_t *req) {
 static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
-    bool whole = whole_vector(req);
+    bool whole = cells_whole_vector(req);
     step_view v = view_of(req, c, c->next_in);
     int st = cells_may_write(req, v.t);
     if (st)
@@ -348,7 +349,7 @@ static int move_reduction(collie_request_t *req, cells_run *c) {
 }
 
 static bool reduction_done(const collie_request_t *req, const cells_run *c) {
-    if (whole_vector(req))
+    if (cells_whole_vector(req))
         return whole_done(req, c);
     return gets_result(req) ? c->next_out == c->nsteps : c->next_red == c->nsteps;
 }
@@ -405,12 +406,12 @@ static int move(collie_request_t *req, cells_run *c) {
     case COLL_REDUCE_SCATTER:
         return cells_blocks_move(req, c);
     default:
-        return whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
+        return cells_whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
     }
 }
 
 int cells_progress(collie_request_t *req, cells_run *c) {
-    if (!c->begun && moves_blocks(req->args.coll))
+    if (!c->begun && cells_moves_blocks(req->args.coll))
         cells_blocks_begin(req, c);
     else if (!c->begun)
         begin(req, c);
@@ -422,83 +423,3 @@ int cells_progress(collie_request_t *req, cells_run *c) {
             return st;
     }
 }
-
-/* ---- the driver of the `cells` algorithms ---------------------------------------------- */
-
-static int driver_prepare(collie_request_t *req) {
-    req->algo_state = cells_new(req);
-    return req->algo_state ? COLLIE_OK : COLLIE_ERR_NOMEM;
-}
-
-static void driver_start(collie_request_t *req) { cells_reset(req->algo_state); }
-
-/* bcast `cells`, once this rank's part is over: it marks the call done on the board, and
- * the root waits until every rank did and checks that all did this call.  A reader
- * learns the root from the root's cell (its check word); the root learns nothing from
- * the readers' `freed` (a rank that also believes itself the root frees its own steps),
- * so without this two ranks that disagree about the root would both return OK (seen:
- * run_mismatch.sh bcast_root with COLLIE_BCAST_ALGO=cells, P = 2, 3, 4).  Measured
- * (P = 2, 128 KiB, fast state): the root then ends a cache-line trip after the reader
- * (3.0-3.2 us) instead of after its last copy-in (2.3-2.4). */
-static int bcast_agree(collie_request_t *req, cells_run *c) {
-    if (!c->marked_done) {
-        direct_mark_done(req);
-        c->marked_done = true;
-    }
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    int st = direct_all_reached(req, false);
-    return st != COLLIE_OK ? st : direct_check_done_calls(req);
-}
-
-/* reduce `cells` at P = 2 (the whole vector through the cells), the non-root once its
- * copy-in is over: it reads nothing from the root, so it learns only from the root's
- * record of this call number (collie_board_publish, at the call's start) that the root
- * did the same call; it waits until the root started it.  Without this, two ranks that
- * each named the other as the root both returned OK (run_mismatch.sh reduce_root_next,
- * COLLIE_REDUCE_ALGO=cells, P = 2).  The root may already be several calls further (it
- * needed nothing more from this rank), its record of this call overwritten by a later
- * one (the history holds COLLIE_CALL_HISTORY calls): then it did start this call and
- * took this rank's steps, and this rank cannot check it (seen waiting for ever in
- * mp.cells_mixed.P2 before that case was allowed).  A peer that ran ahead so far without
- * being this call's root is a mismatch that may go unreported. */
-static int reduce_root_agrees(collie_request_t *req) {
-    int root = req->args.root;
-    if (!req->team->tp->board)
-        return COLLIE_OK;
-    const collie_call_id *h = &req->team->tp->board[root].history[req->call_seq % COLLIE_CALL_HISTORY];
-    uint32_t seen = atomic_load_explicit((const _Atomic uint32_t *)&h->seq_plus1, memory_order_acquire);
-    if (seen != 0 && (int32_t)(seen - (req->call_seq + 1)) > 0)
-        return COLLIE_OK;   /* a later call: the root is past this one */
-    collie_call_id theirs;
-    if (!collie_board_call(req->team->tp, root, req->call_seq, &theirs)) {
-        req->blocked_peer = root;
-        return COLLIE_TIMEOUT;
-    }
-    return theirs.check == req->check ? COLLIE_OK
-                                      : collie_call_mismatch_req(req, root, "called", &theirs, NULL);
-}
-
-static int driver_progress(collie_request_t *req) {
-    cells_run *c = req->algo_state;
-    /* allgatherv: this rank's block may be empty while the others' are not */
-    if (req->args.size == 1 || (req->args.bytes == 0 && !moves_blocks(req->args.coll)))
-        return collie_exec_progress(req);
-    int st = cells_progress(req, c);
-    if (st == COLLIE_OK && req->args.coll == COLL_BCAST)
-        st = bcast_agree(req, c);
-    if (st == COLLIE_OK && whole_vector(req) && req->args.rank != req->args.root)
-        st = reduce_root_agrees(req);
-    if (st == COLLIE_OK)
-        cells_finish(req, c);
-    return st;
-}
-
-static void driver_release(collie_request_t *req) {
-    cells_free(req->algo_state);
-    req->algo_state = NULL;
-}
-
-const collie_algo_driver collie_cells_driver = {
-    driver_prepare, driver_start, driver_progress, NULL, driver_release,
-};

@@ -1,7 +1,7 @@
 /*
  * cells_impl.h — what the copy-cell engine's files share: cells.c (allreduce, reduce,
- * bcast, and the engine's loop) and cells_blocks.c (allgather, allgatherv, alltoall,
- * reduce_scatter).
+ * bcast, and the engine's loop), cells_blocks.c (allgather, allgatherv, alltoall,
+ * reduce_scatter) and cells_driver.c (the `cells` algorithms' driver).
  * Not for other files: they use cells.h.
  */
 #ifndef COLLIE_CELLS_IMPL_H
@@ -21,6 +21,13 @@ struct cells_run {
     bool begun;
     bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
 };
+
+/* allgather, alltoall and reduce_scatter move blocks (cells_blocks.c); the others a
+ * vector. */
+bool cells_moves_blocks(int coll);
+/* A reduce at P = 2 goes whole through the cells: the non-root copies in, the root
+ * reduces. */
+bool cells_whole_vector(const collie_request_t *req);
 
 /* Bytes per step for a vector (or the longest block) of `bytes` (see cells.c), at most
  * `cell`; bcast's steps are smaller. */
