@@ -28,10 +28,7 @@ static int bcast_agree(collie_request_t *req, cells_run *c) {
         direct_mark_done(req);
         c->marked_done = true;
     }
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    int st = direct_all_reached(req, false);
-    return st != COLLIE_OK ? st : direct_check_done_calls(req);
+    return direct_bcast_root_done(req);
 }
 
 /* reduce `cells` at P = 2 (the whole vector through the cells), the non-root once its
@@ -47,14 +44,11 @@ static int bcast_agree(collie_request_t *req, cells_run *c) {
  * being this call's root is a mismatch that may go unreported. */
 static int reduce_root_agrees(collie_request_t *req) {
     int root = req->args.root;
-    if (!req->team->tp->board)
-        return COLLIE_OK;
-    const collie_call_id *h = &req->team->tp->board[root].history[req->call_seq % COLLIE_CALL_HISTORY];
-    uint32_t seen = atomic_load_explicit((const _Atomic uint32_t *)&h->seq_plus1, memory_order_acquire);
-    if (seen != 0 && (int32_t)(seen - (req->call_seq + 1)) > 0)
-        return COLLIE_OK;   /* a later call: the root is past this one */
+    const collie_transport *tp = req->team->tp;
+    if (!tp->board || collie_board_past_call(tp, root, req->call_seq))
+        return COLLIE_OK;   /* no board, or the root is past this call */
     collie_call_id theirs;
-    if (!collie_board_call(req->team->tp, root, req->call_seq, &theirs)) {
+    if (!collie_board_call(tp, root, req->call_seq, &theirs)) {
         req->blocked_peer = root;
         return COLLIE_TIMEOUT;
     }

@@ -37,10 +37,7 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
         direct_mark_done(req);
         d->phase = DIRECT_WAIT_DONE;
     }
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    int st = direct_all_reached(req, false);
-    return st != COLLIE_OK ? st : direct_check_done_calls(req);
+    return direct_bcast_root_done(req);
 }
 
 /* A bcast at P = 2 whose buffers are both collie_alloc memory (or the shared heap's)
@@ -139,7 +136,5 @@ int direct_progress_bcast(collie_request_t *req, direct_state *d) {
         return progress_copy_cells(req, d);
     if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;
-    if (req->args.rank != req->args.root)
-        return COLLIE_OK;
-    return (st = direct_all_reached(req, false)) != COLLIE_OK ? st : direct_check_done_calls(req);
+    return direct_bcast_root_done(req);
 }

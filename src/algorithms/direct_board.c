@@ -153,13 +153,13 @@ int direct_read(collie_request_t *req, int q, uint64_t addr, void *into, uint64_
     return COLLIE_OK;
 }
 
-/* Declared in direct_board.h.  Used by the bcast root (direct_copy and `cells`): every
- * rank done with exactly this call must have done the same call (two ranks that both
- * believe they are the root meet only here).  A rank past it did a later call, after this
+/* The bcast root (direct_copy and `cells`), once every rank is done: every rank done
+ * with exactly this call must have done the same call (two ranks that both believe they
+ * are the root meet only here).  A rank past it did a later call, after this
  * one's check.  `done_call` holds a call's number and check in one word: read separately,
  * a rank already marking its next call done (a bcast with another root) could pair this
  * call's `done` with the next call's check (a false mismatch, seen in mp.bcast.P4). */
-int direct_check_done_calls(collie_request_t *req) {
+static int check_done_calls(collie_request_t *req) {
     collie_board_entry *b = req->team->tp->board;
     uint64_t want = (uint64_t)req->call_seq + 1;
     for (int q = 0; q < req->args.size; q++) {
@@ -170,6 +170,14 @@ int direct_check_done_calls(collie_request_t *req) {
             return direct_posted_other(req, q, "did");
     }
     return COLLIE_OK;
+}
+
+/* Declared in direct_board.h. */
+int direct_bcast_root_done(collie_request_t *req) {
+    if (req->args.rank != req->args.root)
+        return COLLIE_OK;
+    int st = direct_all_reached(req, false);
+    return st != COLLIE_OK ? st : check_done_calls(req);
 }
 
 /* Posts this rank's `done` and wakes the ranks that may wait for it. */

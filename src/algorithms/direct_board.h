@@ -34,10 +34,11 @@ int direct_posted_other(struct collie_request *req, int q, const char *how);
 int direct_check_channel(struct collie_request *req, int q);
 /* Marks this rank done with the call (it reads and writes no other rank's buffer any more). */
 void direct_mark_done(struct collie_request *req);
-/* Once every rank is done (direct_all_reached(req, false)): COLLIE_ERR_MISMATCH naming
- * both calls when a rank marked another call of the same number done (a bcast whose
- * ranks disagree about the root), else COLLIE_OK. */
-int direct_check_done_calls(struct collie_request *req);
+/* A bcast after this rank marked itself done: the root waits until every rank is done
+ * and then checks their calls (COLLIE_ERR_MISMATCH naming both calls when a rank marked
+ * another call of the same number done: ranks that disagree about the root); another
+ * rank returns COLLIE_OK at once.  COLLIE_TIMEOUT while the root waits. */
+int direct_bcast_root_done(struct collie_request *req);
 /* Reads len bytes at address addr of rank q (as posted) into `into` with process_vm_readv;
  * COLLIE_ERR_PEER / COLLIE_ERR_ARG naming the rank when it fails. */
 int direct_read(struct collie_request *req, int q, uint64_t addr, void *into, uint64_t len);

@@ -165,6 +165,16 @@ bool collie_board_call(const collie_transport *tp, int q, uint32_t seq, collie_c
     return atomic_load_explicit(s, memory_order_relaxed) == seq + 1 && out->seq_plus1 == seq + 1;
 }
 
+/* Has rank q started a later call than seq in the history slot of seq (so seq's record
+ * is gone)?  False without a board. */
+bool collie_board_past_call(const collie_transport *tp, int q, uint32_t seq) {
+    if (!tp->board)
+        return false;
+    const collie_call_id *h = &tp->board[q].history[seq % COLLIE_CALL_HISTORY];
+    uint32_t seen = atomic_load_explicit((const _Atomic uint32_t *)&h->seq_plus1, memory_order_acquire);
+    return seen != 0 && (int32_t)(seen - (seq + 1)) > 0;
+}
+
 /* Publishes req's call in this rank's board history (collie_start). */
 void collie_board_publish(collie_request_t *req) {
     collie_transport *tp = req->team->tp;

@@ -193,6 +193,7 @@ int collie_call_mismatch(const collie_call_id *mine, int peer, const char *how,
 int collie_call_mismatch_req(const collie_request_t *req, int peer, const char *how,
                              const collie_call_id *theirs, const char *detail);
 bool collie_board_call(const collie_transport *tp, int q, uint32_t seq, collie_call_id *out);
+bool collie_board_past_call(const collie_transport *tp, int q, uint32_t seq);
 void collie_board_publish(collie_request_t *req);
 /* At the end of a bcast every message of the call has been read: one more of the same
  * call waiting from a peer means that peer believes another rank is the root (a root
