@@ -19,6 +19,7 @@
  * memcpy of that size would stream by itself (glibc's non-temporal threshold is 3/4 of
  * the shared cache), but the cells cut it into copies far below that.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,7 +78,7 @@ static uint64_t read_sysfs_number(const char *path) {
 
 /* sysfs first: in a VM the C library's CPUID-based figure can be the host's (seen here:
  * 384 MiB from sysconf against the guest's 32 MiB). */
-uint64_t collie_last_level_cache_bytes(void) {
+static uint64_t read_last_level_cache_bytes(void) {
     uint64_t best_level = 0, bytes = 0;
     for (int i = 0; i < 16; i++) {
         char path[96];
@@ -98,5 +99,17 @@ uint64_t collie_last_level_cache_bytes(void) {
         bytes = l3 > 0 ? (uint64_t)l3 : 0;
     }
 #endif
+    return bytes;
+}
+
+/* Read once per process: every team's transport asks, and the 16–32 sysfs files took 40 %
+ * of an MPI communicator's team set-up (libcollie_mpi, MPI_Comm_dup then a collective). */
+uint64_t collie_last_level_cache_bytes(void) {
+    static _Atomic uint64_t known = UINT64_MAX;
+    uint64_t bytes = atomic_load_explicit(&known, memory_order_relaxed);
+    if (bytes == UINT64_MAX) {
+        bytes = read_last_level_cache_bytes();
+        atomic_store_explicit(&known, bytes, memory_order_relaxed);
+    }
     return bytes;
 }

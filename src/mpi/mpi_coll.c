@@ -410,7 +410,23 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 
 #endif
 
-/* ---- finalize --------------------------------------------------------------------------------- */
+/* ---- init and finalize ------------------------------------------------------------------------ */
+
+/* MPI_COMM_WORLD's team is set up here, where every rank is anyway (mpi_team.c says why
+ * not in the first collective). */
+int MPI_Init(int *argc, char ***argv) {
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        cm_team_early(MPI_COMM_WORLD);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        cm_team_early(MPI_COMM_WORLD);
+    return rc;
+}
 
 int MPI_Finalize(void) {
     cm_log_summary();

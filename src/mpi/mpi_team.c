@@ -1,8 +1,16 @@
 /*
  * mpi_team.c — a collie team per MPI communicator.
  *
- * The first collective collie serves on a communicator creates its team, collectively
- * (every rank of the communicator is inside the same collective): the ranks find with
+ * A communicator's team is created inside the call that made the communicator: MPI_Init
+ * (MPI_Init_thread) for MPI_COMM_WORLD, and the constructors (MPI_Comm_dup, _split,
+ * _create, MPI_Cart_create, …; mpi_progress_ctor.c) for the others — collectively, every
+ * rank of the communicator being inside that call.  Not in its first collective: there the
+ * set-up would make every rank wait for every other, and a program whose non-root
+ * MPI_Reduce (or root MPI_Bcast) returns before the others arrive, as it does in MPICH and
+ * Open MPI for small messages, then deadlocked (rank 0: MPI_Reduce to root 1, then
+ * MPI_Send to 1; rank 1: MPI_Recv from 0, then MPI_Reduce).  A communicator made without
+ * those calls (MPI_Comm_idup, or before libcollie_mpi was loaded) still gets its team in
+ * its first collective.  The set-up: the ranks find with
  * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) whether they share one node; if so rank 0 names a
  * shared-memory segment and broadcasts the name, and the shm transport is built with an
  * MPI_Allreduce(MIN) bootstrap so a failure anywhere fails everywhere at once.  The team
@@ -325,6 +333,24 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
         return NULL;
     }
     return rec;
+}
+
+void cm_team_early(MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL)
+        return;
+    cm_setup();
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (cm_disabled() || inter)
+        return;
+    const char *why = NULL;
+    (void)cm_comm_of(comm, &why);   /* no team: its calls go to PMPI, saying why */
+}
+
+int cm_made(int rc, const MPI_Comm *newcomm) {
+    if (rc == MPI_SUCCESS)
+        cm_team_early(*newcomm);
+    return rc;
 }
 
 collie_team_t *cm_team(MPI_Comm comm, const char **why) {
