@@ -152,21 +152,39 @@ static int survivors(err_ctx *e, const char *mode, const outcome *o, bool all_na
     return e->failures ? 1 : 0;
 }
 
-/* One call of the killed trial: MP_ERRORS_COLL (allreduce, bcast, reduce, barrier) of
- * MP_ERRORS_BYTES bytes (default: an 8-byte allreduce). */
+/* One call of the killed trial: MP_ERRORS_COLL (allreduce, bcast, reduce, barrier,
+ * allgather, reduce_scatter, alltoall, gather, scatter, scan, exscan) of MP_ERRORS_BYTES
+ * bytes per rank's block (default: an 8-byte allreduce); a and b hold P blocks.  Roots are
+ * rank 0, never the killed rank. */
 static outcome trial_call(err_ctx *e, const char *coll, size_t bytes, char *a, char *b)
 {
     outcome o = { 0 };
     size_t n = bytes / 8 ? bytes / 8 : 1;
+    collie_team_t *t = e->team;
+    const collie_dtype_t i64 = COLLIE_INT64;
     double t0 = err_now_ms();
     if (strcmp(coll, "bcast") == 0)
-        o.status = collie_bcast(e->team, a, n, COLLIE_INT64, 0);
+        o.status = collie_bcast(t, a, n, i64, 0);
     else if (strcmp(coll, "reduce") == 0)
-        o.status = collie_reduce(e->team, a, b, n, COLLIE_INT64, COLLIE_SUM, 0);
+        o.status = collie_reduce(t, a, b, n, i64, COLLIE_SUM, 0);
     else if (strcmp(coll, "barrier") == 0)
-        o.status = collie_barrier(e->team);
+        o.status = collie_barrier(t);
+    else if (strcmp(coll, "allgather") == 0)
+        o.status = collie_allgather(t, a, b, n, i64);
+    else if (strcmp(coll, "reduce_scatter") == 0)
+        o.status = collie_reduce_scatter_block(t, a, b, n, i64, COLLIE_SUM);
+    else if (strcmp(coll, "alltoall") == 0)
+        o.status = collie_alltoall(t, a, b, n, i64);
+    else if (strcmp(coll, "gather") == 0)
+        o.status = collie_gather(t, a, b, n, i64, 0);
+    else if (strcmp(coll, "scatter") == 0)
+        o.status = collie_scatter(t, a, b, n, i64, 0);
+    else if (strcmp(coll, "scan") == 0)
+        o.status = collie_scan(t, a, b, n, i64, COLLIE_SUM);
+    else if (strcmp(coll, "exscan") == 0)
+        o.status = collie_exscan(t, a, b, n, i64, COLLIE_SUM);
     else
-        o.status = collie_allreduce(e->team, a, b, n, COLLIE_INT64, COLLIE_SUM);
+        o.status = collie_allreduce(t, a, b, n, i64, COLLIE_SUM);
     o.ms = err_now_ms() - t0;
     snprintf(o.msg, sizeof o.msg, "%s", o.status ? collie_last_error() : "");
     return o;
@@ -176,7 +194,15 @@ int err_test_killed(err_ctx *e)
 {
     const char *coll = getenv("MP_ERRORS_COLL"), *b = getenv("MP_ERRORS_BYTES");
     size_t bytes = b ? (size_t)atol(b) : 8;
-    char *x = calloc(bytes + 8, 1), *y = calloc(bytes + 8, 1);
+    size_t room = (bytes + 8) * (size_t)(e->size > 0 ? e->size : 1);
+    /* MP_ERRORS_ALLOC=1: collie_alloc buffers (the paths that map peers' memory). */
+    bool mapped = getenv("MP_ERRORS_ALLOC") && atoi(getenv("MP_ERRORS_ALLOC")) == 1;
+    char *x = mapped ? collie_alloc(e->team, room) : calloc(room, 1);
+    char *y = mapped ? collie_alloc(e->team, room) : calloc(room, 1);
+    if (mapped && x && y) {
+        memset(x, 0, room);
+        memset(y, 0, room);
+    }
     signal(SIGTERM, SIG_IGN);       /* report before collie-run's SIGKILL, 2 s later */
     if (!x || !y || e->size < 2 || e->size > 256 || collie_barrier(e->team) != COLLIE_OK)
         return 1;
