@@ -417,14 +417,14 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 int MPI_Init(int *argc, char ***argv) {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        cm_team_early(MPI_COMM_WORLD);
+        cm_team_early(MPI_COMM_WORLD, MPI_COMM_NULL);
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        cm_team_early(MPI_COMM_WORLD);
+        cm_team_early(MPI_COMM_WORLD, MPI_COMM_NULL);
     return rc;
 }
 

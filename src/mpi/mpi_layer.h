@@ -215,10 +215,11 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why);
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* Sets up comm's record now, inside the call that made the communicator (MPI_Init for
  * MPI_COMM_WORLD, the constructors): collective on comm; nothing for MPI_COMM_NULL, an
- * intercommunicator or COLLIE_MPI=0.  cm_made: the same after a constructor that
- * returned rc and *newcomm; returns rc. */
-void cm_team_early(MPI_Comm comm);
-int cm_made(int rc, const MPI_Comm *newcomm);
+ * intercommunicator or COLLIE_MPI=0.  parent: the communicator it was made from
+ * (MPI_COMM_NULL: none), whose team tells whether comm lies on one node.  cm_made: the
+ * same after a constructor that returned rc and *newcomm from parent; returns rc. */
+void cm_team_early(MPI_Comm comm, MPI_Comm parent);
+int cm_made(int rc, MPI_Comm parent, const MPI_Comm *newcomm);
 /* A shm transport over comm, whose ranks share a node (collective). */
 int cm_shm_transport(MPI_Comm comm, bool part_of_nodes, collie_transport **tp, const char **why);
 /* A transport over all of comm (collective): shm on one node, else shm+mpi. */

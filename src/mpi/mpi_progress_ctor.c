@@ -37,37 +37,37 @@
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_dup(comm, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_create(comm, group, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int
@@ -80,27 +80,27 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
-    return cm_made(cm_help_end(helped, rc), newintracomm);
+    return cm_made(cm_help_end(helped, rc), MPI_COMM_NULL, newintracomm);
 }
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int
                     reorder, MPI_Comm *comm_cart) {
     bool helped = cm_help_begin();
     int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-    return cm_made(cm_help_end(helped, rc), comm_cart);
+    return cm_made(cm_help_end(helped, rc), comm_old, comm_cart);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), comm, newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int
                      reorder, MPI_Comm *comm_graph) {
     bool helped = cm_help_begin();
     int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-    return cm_made(cm_help_end(helped, rc), comm_graph);
+    return cm_made(cm_help_end(helped, rc), comm_old, comm_graph);
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
@@ -109,7 +109,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     bool helped = cm_help_begin();
     int rc = PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info,
                                     reorder, comm_dist_graph);
-    return cm_made(cm_help_end(helped, rc), comm_dist_graph);
+    return cm_made(cm_help_end(helped, rc), comm_old, comm_dist_graph);
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const
@@ -120,7 +120,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights,
                                              outdegree, destinations, destweights, info,
                                              reorder, comm_dist_graph);
-    return cm_made(cm_help_end(helped, rc), comm_dist_graph);
+    return cm_made(cm_help_end(helped, rc), comm_old, comm_dist_graph);
 }
 
 #if MPI_VERSION >= 4   /* MPI-4's sessions: collective over the group */
@@ -129,7 +129,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
                                MPI_Errhandler errhandler, MPI_Comm *newcomm) {
     bool helped = cm_help_begin();
     int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
-    return cm_made(cm_help_end(helped, rc), newcomm);
+    return cm_made(cm_help_end(helped, rc), MPI_COMM_NULL, newcomm);
 }
 
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group

@@ -218,10 +218,11 @@ static int split_nodes(MPI_Comm comm, MPI_Comm *node) {
     return MPI_SUCCESS;
 }
 
-int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
-    MPI_Comm node;
+/* one_node: the caller knows that every rank of comm shares one node (no split). */
+static int transport_of(MPI_Comm comm, bool one_node, collie_transport **tp, const char **why) {
+    MPI_Comm node = MPI_COMM_NULL;
     *tp = NULL;
-    if (split_nodes(comm, &node) != MPI_SUCCESS) {
+    if (!one_node && split_nodes(comm, &node) != MPI_SUCCESS) {
         *why = "MPI_Comm_split_type failed";
         return COLLIE_ERR_TRANSPORT;
     }
@@ -232,6 +233,10 @@ int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
     if (st)
         *why = "the shm+mpi transport failed (see COLLIE_LOG=error)";
     return st;
+}
+
+int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
+    return transport_of(comm, false, tp, why);
 }
 
 static bool ibarrier_done(void *arg) {
@@ -264,8 +269,9 @@ static const char *where_of(const collie_team_t *team) {
     return strcmp(name, "shm+mpi") == 0 ? "collie over shm+mpi" : "collie over shm+mpi-rma";
 }
 
-/* A new record for comm: its team (collective), or the reason there is none. */
-static cm_comm *make_record(MPI_Comm comm) {
+/* A new record for comm: its team (collective), or the reason there is none; one_node as
+ * for transport_of. */
+static cm_comm *make_record(MPI_Comm comm, bool one_node) {
     cm_comm *rec = calloc(1, sizeof *rec);
     if (!rec)
         return NULL;
@@ -278,7 +284,7 @@ static cm_comm *make_record(MPI_Comm comm) {
         rec->why = "intercommunicator";
     else
         meet_for_setup(comm);
-    if (!inter && cm_transport_of(comm, &tp, &rec->why) == COLLIE_OK &&
+    if (!inter && transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK &&
         collie_team_create(tp, &rec->team) != COLLIE_OK) {
         tp->ops->destroy(tp);
         rec->why = "cannot create the team (out of memory)";
@@ -302,7 +308,7 @@ static cm_comm *mapped(MPI_Comm comm) {
     return rec;
 }
 
-const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
+static const cm_comm *record_of(MPI_Comm comm, bool one_node, const char **why) {
     cm_comm *rec = mapped(comm);
     if (rec)
         return rec;
@@ -318,7 +324,7 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
     pthread_mutex_unlock(&teams_lock);
     PMPI_Comm_get_attr(comm, keyval, &rec, &found);
     if (!found) {
-        rec = make_record(comm);
+        rec = make_record(comm, one_node);
         if (rec)
             PMPI_Comm_set_attr(comm, keyval, rec);
     }
@@ -335,7 +341,26 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
     return rec;
 }
 
-void cm_team_early(MPI_Comm comm) {
+const cm_comm *cm_comm_of(MPI_Comm comm, const char **why) {
+    return record_of(comm, false, why);
+}
+
+/* Does parent's record (if it has one yet; never made here) hold a team on one node?  Then
+ * so are the ranks of any communicator made from it, and the set-up need not split by
+ * node: MPI_Comm_split_type makes a communicator, and Open MPI's context-id agreement
+ * deadlocked when threads made communicators from one parent at once (MPICH's
+ * threads/comm/comm_create_group_threads2) while others split theirs.  Every rank of
+ * the new communicator decides the same: the parent's record was made by a collective
+ * call on it that every rank made before this one. */
+static bool parent_on_one_node(MPI_Comm parent) {
+    cm_comm *rec = parent == MPI_COMM_NULL ? NULL : mapped(parent);
+    if (!rec || !rec->team)
+        return false;
+    const char *name = rec->team->tp->ops->name;
+    return strcmp(name, "shm") == 0 || strcmp(name, "loop") == 0;
+}
+
+void cm_team_early(MPI_Comm comm, MPI_Comm parent) {
     if (comm == MPI_COMM_NULL)
         return;
     cm_setup();
@@ -344,12 +369,12 @@ void cm_team_early(MPI_Comm comm) {
     if (cm_disabled() || inter)
         return;
     const char *why = NULL;
-    (void)cm_comm_of(comm, &why);   /* no team: its calls go to PMPI, saying why */
+    (void)record_of(comm, parent_on_one_node(parent), &why);   /* no team: PMPI, saying why */
 }
 
-int cm_made(int rc, const MPI_Comm *newcomm) {
+int cm_made(int rc, MPI_Comm parent, const MPI_Comm *newcomm) {
     if (rc == MPI_SUCCESS)
-        cm_team_early(*newcomm);
+        cm_team_early(*newcomm, parent);
     return rc;
 }
 

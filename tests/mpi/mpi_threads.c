@@ -9,7 +9,13 @@
  *   - the layer's shared caches from two threads on their own communicators at once:
  *     derived datatypes made, used and freed (the datatype map and its delete callback),
  *     user ops made, used and freed (the user-op lists, the memo's epoch), repeated calls
- *     (each thread's memo), communicators duplicated, used and freed (the records' map).
+ *     (each thread's memo), communicators duplicated, used and freed (the records' map);
+ *   - four threads making communicators from MPI_COMM_WORLD at once (MPI_Comm_create_group
+ *     with a tag per thread, as MPICH's threads/comm/comm_create_group_threads2), each
+ *     then used by an MPI_Allreduce and freed: the drop-in sets up every new
+ *     communicator's team inside the constructor, and a set-up that made a communicator
+ *     of its own (MPI_Comm_split_type) deadlocked Open MPI's context-id agreement
+ *     (argv[1]: iterations, default 20; 100 at 4 ranks hung in 1 of 3 runs then).
  * Prints "passed: 0 failures" on rank 0 when everything held.
  */
 #include <mpi.h>
@@ -178,9 +184,60 @@ static void same_comm(void) {
     MPI_Comm_free(&comm);
 }
 
+#define MAKERS 4
+static int made = 20;      /* iterations of threads_make_comms: argv[1] */
+
+/* An MPI_Barrier and an MPI_Allreduce on a new communicator of n ranks: the sum must be n. */
+static void use_comm(MPI_Comm c, int n, int tag) {
+    long one = 1, sum = 0;
+    MPI_Barrier(c);
+    MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, c);
+    if (sum != n) {
+        fprintf(stderr, "FAIL: rank %d thread %d: sum %ld on a new communicator, expected %d\n",
+                rank, tag, sum, n);
+        __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Each iteration: a communicator of ranks 0 … size/2 (only they call), then one of all. */
+static void *make_comms(void *arg) {
+    int tag = *(int *)arg;
+    MPI_Group world, half;
+    int range[1][3] = { { 0, size / 2, 1 } };
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_range_incl(world, 1, range, &half);
+    for (int i = 0; i < made; i++) {
+        MPI_Comm c;
+        if (rank <= size / 2) {
+            MPI_Comm_create_group(MPI_COMM_WORLD, half, tag, &c);
+            use_comm(c, size / 2 + 1, tag);
+            MPI_Comm_free(&c);
+        }
+        MPI_Comm_create_group(MPI_COMM_WORLD, world, tag, &c);
+        use_comm(c, size, tag);
+        MPI_Comm_free(&c);
+    }
+    MPI_Group_free(&half);
+    MPI_Group_free(&world);
+    return NULL;
+}
+
+static void threads_make_comms(void) {
+    pthread_t t[MAKERS];
+    int tags[MAKERS];
+    for (int i = 0; i < MAKERS; i++) {
+        tags[i] = i;
+        pthread_create(&t[i], NULL, make_comms, &tags[i]);
+    }
+    for (int i = 0; i < MAKERS; i++)
+        pthread_join(t[i], NULL);
+}
+
 int main(int argc, char **argv) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (argc > 1 && atoi(argv[1]) > 0)
+        made = atoi(argv[1]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (provided < MPI_THREAD_MULTIPLE) {
@@ -192,6 +249,7 @@ int main(int argc, char **argv) {
     different_comms();
     caches_in_threads();
     same_comm();
+    threads_make_comms();
     long all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
