@@ -214,8 +214,8 @@ const cm_comm *cm_comm_of(MPI_Comm comm, const char **why);
 /* The team of comm; NULL with *why when collie cannot serve the communicator. */
 collie_team_t *cm_team(MPI_Comm comm, const char **why);
 /* Sets up comm's record now, inside the call that made the communicator (MPI_Init for
- * MPI_COMM_WORLD, the constructors): collective on comm; nothing for MPI_COMM_NULL, an
- * intercommunicator or COLLIE_MPI=0.  parent: the communicator it was made from
+ * MPI_COMM_WORLD, the constructors): collective on comm; nothing for MPI_COMM_NULL or
+ * COLLIE_MPI=0 (an intercommunicator's record says why it has no team).  parent: the communicator it was made from
  * (MPI_COMM_NULL: none), whose team tells whether comm lies on one node.  cm_made: the
  * same after a constructor that returned rc and *newcomm from parent; returns rc. */
 void cm_team_early(MPI_Comm comm, MPI_Comm parent);

@@ -364,12 +364,10 @@ void cm_team_early(MPI_Comm comm, MPI_Comm parent) {
     if (comm == MPI_COMM_NULL)
         return;
     cm_setup();
-    int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (cm_disabled() || inter)
+    if (cm_disabled())
         return;
-    const char *why = NULL;
-    (void)record_of(comm, parent_on_one_node(parent), &why);   /* no team: PMPI, saying why */
+    const char *why = NULL;   /* no team (an intercommunicator, …): PMPI, saying why */
+    (void)record_of(comm, parent_on_one_node(parent), &why);
 }
 
 int cm_made(int rc, MPI_Comm parent, const MPI_Comm *newcomm) {
