@@ -97,12 +97,15 @@ uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bca
     return r ? r : cell / elem * elem;
 }
 
-void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk) {
+void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
+                      uint64_t width) {
     collie_cells *cl = req->team->tp->cells;
     c->chunk = chunk;
     c->nsteps = nsteps;
-    c->base = cl->step;
-    cl->step += nsteps;
+    c->width = width;
+    c->floor = cl->step;
+    c->base = (cl->step + width - 1) / width * width;   /* a wide step's cells are adjacent */
+    cl->step = c->base + nsteps * width;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
     c->marked_done = false;
@@ -117,21 +120,28 @@ void cells_finish(collie_request_t *req, cells_run *c) {
 
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
 static void begin(collie_request_t *req, cells_run *c) {
+    collie_cells *cl = req->team->tp->cells;
     uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
-    uint64_t chunk = cells_step_bytes(req->args.bytes, elem, req->team->tp->cells->cell_bytes,
-                                      req->args.coll == COLL_BCAST);
-    cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk);
+    bool bcast = req->args.coll == COLL_BCAST;
+    uint64_t widest = bcast ? 1 : cl->step_cells;
+    uint64_t chunk = cells_step_bytes(req->args.bytes, elem, widest * cl->cell_bytes, bcast);
+    uint64_t width = 1;
+    while (width < widest && width * cl->cell_bytes < chunk)
+        width *= 2;
+    cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk, width);
 }
 
 typedef struct step_view {
-    uint64_t t;             /* global step */
+    uint64_t t;             /* global step number of the step's first cell */
+    uint64_t last;          /* ... and of its last (t unless the step is wide) */
     uint64_t off, len;      /* the chunk in the vector */
     size_t count;           /* its elements */
 } step_view;
 
 static step_view view_of(const collie_request_t *req, const cells_run *c, uint64_t k) {
     step_view v;
-    v.t = c->base + k + 1;
+    v.t = c->base + k * c->width + 1;
+    v.last = v.t + c->width - 1;
     v.off = k * c->chunk;
     v.len = req->args.bytes - v.off < c->chunk ? req->args.bytes - v.off : c->chunk;
     v.count = v.len / req->args.elem_size;
@@ -178,38 +188,43 @@ int cells_check_cell(collie_request_t *req, int q, uint64_t t) {
                        (unsigned long long)req->args.bytes, req->algo->name, q);
 }
 
-/* Every rank freed step t − ncells, so this rank may write step t into its cell. */
-int cells_may_write(collie_request_t *req, uint64_t t) {
+/* Every rank freed step number last − ncells, so this rank may write its cells up to step
+ * number `last`.  Numbers skipped before this call (floor, base] were never used: their
+ * cells were last used at or before floor. */
+int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last) {
     collie_cells *cl = req->team->tp->cells;
-    if (t <= cl->ncells)
+    uint64_t need = last > cl->ncells ? last - cl->ncells : 0;
+    if (need > c->floor && need <= c->base)
+        need = c->floor;
+    if (!need)
         return COLLIE_OK;
     for (int q = 0; q < req->args.size; q++)
-        if (!cells_reached(req, q, &cl->ctrl[q].freed, t - cl->ncells))
+        if (!cells_reached(req, q, &cl->ctrl[q].freed, need))
             return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
     return COLLIE_OK;
 }
 
-int cells_wait_in(collie_request_t *req, int q, uint64_t t) {
-    if (!cells_reached(req, q, &req->team->tp->cells->ctrl[q].in, t))
+int cells_wait_in(collie_request_t *req, int q, uint64_t first, uint64_t last) {
+    if (!cells_reached(req, q, &req->team->tp->cells->ctrl[q].in, last))
         return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-    return cells_check_cell(req, q, t);
+    return cells_check_cell(req, q, first);
 }
 
-/* Waits for word `in` or `out` of every other rank at step t, and checks the cells. */
-static int all_at(collie_request_t *req, uint64_t t, bool out) {
+/* Waits for word `in` or `out` of every other rank at the step of v, and checks the cells. */
+static int all_at(collie_request_t *req, const step_view *v, bool out) {
     collie_cells *cl = req->team->tp->cells;
     for (int q = 0; q < req->args.size; q++) {
         if (q == req->args.rank)
             continue;
         if (!out) {
-            int st = cells_wait_in(req, q, t);
+            int st = cells_wait_in(req, q, v->t, v->last);
             if (st)
                 return st;
             continue;
         }
-        if (!cells_reached(req, q, &cl->ctrl[q].out, t))
+        if (!cells_reached(req, q, &cl->ctrl[q].out, v->last))
             return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        int st = cells_check_cell(req, q, t);
+        int st = cells_check_cell(req, q, v->t);
         if (st)
             return st;
     }
@@ -235,7 +250,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     int me = req->args.rank;
     bool whole = cells_whole_vector(req);
     step_view v = view_of(req, c, c->next_in);
-    int st = cells_may_write(req, v.t);
+    int st = cells_may_write(req, c, v.last);
     if (st)
         return st;
     uint64_t lo = 0, n = 0;
@@ -246,9 +261,9 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cell_fill(c->fill.stream, cell, in, lo);
     collie_cell_fill(c->fill.stream, cell + lo + n, in + lo + n, v.len - lo - n);
     *collie_cell_check(cl, me, v.t) = req->check;
-    cells_publish(req, &cl->ctrl[me].in, v.t);
+    cells_publish(req, &cl->ctrl[me].in, v.last);
     if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
-        cells_publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_in++;
     return COLLIE_OK;
 }
@@ -257,7 +272,7 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
     step_view v = view_of(req, c, c->next_red);
-    int st = all_at(req, v.t, false);
+    int st = all_at(req, &v, false);
     if (st)
         return st;
     uint64_t lo, n;
@@ -272,10 +287,10 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
     if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
         if (dst != cell + lo)
             collie_cell_fill(c->fill.stream, cell + lo, dst, n);
-        cells_publish(req, &cl->ctrl[me].out, v.t);
+        cells_publish(req, &cl->ctrl[me].out, v.last);
     }
     if (!gets_result(req))
-        cells_publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_red++;
     return COLLIE_OK;
 }
@@ -284,7 +299,7 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
 static int copy_out(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     step_view v = view_of(req, c, c->next_out);
-    int st = all_at(req, v.t, true);
+    int st = all_at(req, &v, true);
     if (st)
         return st;
     for (int q = 0; q < req->args.size; q++) {
@@ -294,7 +309,7 @@ static int copy_out(collie_request_t *req, cells_run *c) {
         slice_of(req, &v, q, &lo, &n);
         memcpy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t) + lo, n);
     }
-    cells_publish(req, &cl->ctrl[req->args.rank].freed, v.t);
+    cells_publish(req, &cl->ctrl[req->args.rank].freed, v.last);
     c->next_out++;
     return COLLIE_OK;
 }
@@ -312,7 +327,7 @@ static int reduce_whole(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank, peer = 1 - me;
     step_view v = view_of(req, c, c->next_red);
-    int st = all_at(req, v.t, false);
+    int st = all_at(req, &v, false);
     if (st)
         return st;
     c->srcs[me] = (const char *)req->buf[SBUF_SEND] + v.off;
@@ -320,7 +335,7 @@ static int reduce_whole(collie_request_t *req, cells_run *c) {
     st = collie_reduce_n((char *)req->buf[SBUF_RECV] + v.off, c->srcs, 2, v.count, req->dtype, req->op);
     if (st)
         return st;
-    cells_publish(req, &cl->ctrl[me].freed, v.t);
+    cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_red++;
     return COLLIE_OK;
 }
@@ -343,7 +358,7 @@ static int move_reduction(collie_request_t *req, cells_run *c) {
         return st;
     if (c->next_red < c->next_in && (st = reduce_step(req, c)) != COLLIE_TIMEOUT)
         return st;
-    if (c->next_in < c->nsteps && c->next_in < c->next_red + req->team->tp->cells->ncells)
+    if (c->next_in < c->nsteps && c->next_in < c->next_red + req->team->tp->cells->ncells / c->width)
         st = copy_in(req, c);
     return st;
 }
@@ -362,22 +377,22 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     char *buf = req->buf[SBUF_RECV];
     if (me == root) {
         step_view v = view_of(req, c, c->next_in);
-        int st = cells_may_write(req, v.t);
+        int st = cells_may_write(req, c, v.last);
         if (st)
             return st;
         collie_cell_fill(c->fill.stream, collie_cell(cl, me, v.t), buf + v.off, v.len);
         *collie_cell_check(cl, me, v.t) = req->check;
-        cells_publish(req, &cl->ctrl[me].in, v.t);
-        cells_publish(req, &cl->ctrl[me].freed, v.t);
+        cells_publish(req, &cl->ctrl[me].in, v.last);
+        cells_publish(req, &cl->ctrl[me].freed, v.last);
         c->next_in = c->next_out = c->next_in + 1;
         return COLLIE_OK;
     }
     step_view v = view_of(req, c, c->next_out);
-    int st = cells_wait_in(req, root, v.t);
+    int st = cells_wait_in(req, root, v.t, v.last);
     if (st)
         return st;
     collie_copy_out(req->team->tp, req->args.bytes, buf + v.off, collie_cell(cl, root, v.t), v.len);
-    cells_publish(req, &cl->ctrl[me].freed, v.t);
+    cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_out++;
     return COLLIE_OK;
 }

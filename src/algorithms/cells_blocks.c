@@ -90,7 +90,7 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     uint64_t chunk = cells_step_bytes(most, elem, cell, false);
     if (a->size == 2 && most > chunk)
         chunk = (most < cell ? most : cell) / elem * elem;
-    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk);
+    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, 1);
 }
 
 /* Bytes [*at, *at + *n) of a block of `len` bytes at step k (*n 0: nothing left). */
@@ -148,7 +148,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
     uint64_t t = c->base + c->next_in + 1;
-    int st = cells_may_write(req, t);
+    int st = cells_may_write(req, c, t);
     if (st)
         return st;
     char *cell = collie_cell(cl, me, t);
@@ -203,7 +203,7 @@ static int take_out(collie_request_t *req, cells_run *c) {
     int P = req->args.size, me = req->args.rank;
     uint64_t t = c->base + c->next_out + 1;
     for (int i = 1; i < P; i++) {
-        int st = cells_wait_in(req, (me + i) % P, t);
+        int st = cells_wait_in(req, (me + i) % P, t, t);
         if (st)
             return st;
     }

@@ -15,6 +15,10 @@ struct cells_run {
     uint64_t base;          /* global step before this call's first */
     uint64_t nsteps, chunk; /* steps, bytes per step (an element multiple): of the vector,
                                or (allgather, alltoall, reduce_scatter) of every block */
+    uint64_t width;         /* cells per step (their step numbers): 1, or for a large
+                               allreduce / reduce 2 or more adjacent cells (cells.c) */
+    uint64_t floor;         /* the team's last step number before this call: numbers from
+                               floor + 1 to base were skipped (aligning wide steps) */
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
@@ -32,8 +36,10 @@ bool cells_whole_vector(const collie_request_t *req);
 /* Bytes per step for a vector (or the longest block) of `bytes` (see cells.c), at most
  * `cell`; bcast's steps are smaller. */
 uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bcast);
-/* Takes steps of `chunk` bytes each from the team's step counter (every rank the same). */
-void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk);
+/* Takes steps of `chunk` bytes each, `width` cells (step numbers) per step, from the team's
+ * step counter (every rank the same); width divides the ring's cells. */
+void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
+                      uint64_t width);
 
 /* Has q's word reached step t?  Else notes it as what this rank waits for. */
 bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
@@ -41,12 +47,13 @@ bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
 void cells_publish(collie_request_t *req, collie_counter *w, uint64_t t);
 /* COLLIE_ERR_MISMATCH unless q's cell at step t holds this call (its check word). */
 int cells_check_cell(collie_request_t *req, int q, uint64_t t);
-/* COLLIE_OK when every rank freed step t − ncells (this rank may fill its cell of step t),
- * else COLLIE_TIMEOUT (or a mismatch found on the way). */
-int cells_may_write(collie_request_t *req, uint64_t t);
-/* COLLIE_OK when rank q published step t in its `in` word and the cell holds this call;
- * else COLLIE_TIMEOUT or the error. */
-int cells_wait_in(collie_request_t *req, int q, uint64_t t);
+/* COLLIE_OK when every rank freed the step numbers up to last − ncells that were used (this
+ * rank may fill its cells up to step number `last`), else COLLIE_TIMEOUT (or a mismatch
+ * found on the way). */
+int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last);
+/* COLLIE_OK when rank q published step number `last` in its `in` word and its cell of step
+ * number `first` holds this call; else COLLIE_TIMEOUT or the error. */
+int cells_wait_in(collie_request_t *req, int q, uint64_t first, uint64_t last);
 
 /* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own
  * conditions to cells_accepts'; begin takes the call's steps; move makes one move

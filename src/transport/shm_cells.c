@@ -19,17 +19,31 @@
 #include "base/base.h"
 #include "transport/shm_cells.h"
 
+/* Cells an allreduce / reduce step may span: COLLIE_SHM_CELLS_PER_STEP (default 4), made a
+ * power of two that divides the ring and leaves room for two such steps in it. */
+static uint32_t widest_step(uint32_t ncells) {
+    long long want = collie_env_int("COLLIE_SHM_CELLS_PER_STEP", 4);
+    if (want < 1 || want > 64) {
+        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS_PER_STEP=%lld: need 1 .. 64; using 4", want);
+        want = 4;
+    }
+    uint32_t w = 1;
+    while (w * 2 <= (uint64_t)want && ncells % (w * 2) == 0 && w * 4 <= ncells)
+        w *= 2;
+    return w;
+}
+
 void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
     long long bytes = collie_env_int("COLLIE_SHM_CELL_BYTES", 128 * 1024);
-    long long n = collie_env_int("COLLIE_SHM_CELLS", 4);
+    long long n = collie_env_int("COLLIE_SHM_CELLS", 8);
     long long max = collie_env_int("COLLIE_SHM_CELLS_MAX_BYTES", 64ll << 20);
     if (bytes < 4096 || bytes > (64ll << 20)) {
         collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELL_BYTES=%lld: need 4 KiB .. 64 MiB; using 128 KiB", bytes);
         bytes = 128 * 1024;
     }
     if (n < 2 || n > 64) {
-        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 4", n);
-        n = 4;
+        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 8", n);
+        n = 8;
     }
     bytes = (bytes + 63) / 64 * 64;
     while ((long long)size * n * bytes > max && bytes > 16384)
@@ -38,6 +52,7 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
         n--;
     bool fits = (long long)size * n * bytes <= max && size > 1;
     cfg->ncells = fits ? (uint32_t)n : 0;
+    cfg->step_cells = fits ? widest_step((uint32_t)n) : 0;
     cfg->cell_bytes = fits ? (uint64_t)bytes : 0;
     cfg->stream = (int32_t)collie_env_int("COLLIE_SHM_STREAM", -1);
     if (cfg->stream == -1)
@@ -86,6 +101,7 @@ int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_co
     size_t ctrl = ((size_t)tp->size * sizeof(collie_cell_ctrl) + 4095) & ~(size_t)4095;
     size_t check = ((size_t)tp->size * cfg->ncells * sizeof(uint32_t) + 4095) & ~(size_t)4095;
     c->ncells = cfg->ncells;
+    c->step_cells = cfg->step_cells ? cfg->step_cells : 1;
     c->cell_bytes = cfg->cell_bytes;
     c->ctrl = (collie_cell_ctrl *)region;
     c->check = (uint32_t *)(region + ctrl);

@@ -143,6 +143,8 @@ typedef struct collie_cell_ctrl {
 
 typedef struct collie_cells {
     uint32_t ncells;
+    uint32_t step_cells;         /* an allreduce / reduce step spans at most this many
+                                    adjacent cells (COLLIE_SHM_CELLS_PER_STEP, rank 0's) */
     uint64_t cell_bytes;         /* a multiple of 64 */
     char *data;                  /* rank r's cell c: data + (r * ncells + c) * cell_bytes */
     collie_cell_ctrl *ctrl;      /* [size] */
