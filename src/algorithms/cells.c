@@ -109,6 +109,7 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
     c->marked_done = false;
+    c->root_reduced = false;
     bool fills = req->args.coll != COLL_BCAST || req->args.rank == req->args.root;
     c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, 0 };
 }
@@ -340,15 +341,29 @@ static int reduce_whole(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
-/* The root reduces, the other rank copies in; no rank does both. */
+/* The root reduces, the other rank copies in; no rank does both.  The non-root finishes
+ * only once the root freed the first step: the root reduces it only after it checked
+ * every rank's call on the board (direct_check_calls), and a non-root that finished
+ * before then could run ahead (zero-count calls need nobody) until its board history no
+ * longer held this call, and the root took the correct call for a mismatch (seen under
+ * load once all of a call's steps fitted in the ring). */
 static int move_whole(collie_request_t *req, cells_run *c) {
     if (gets_result(req))
         return c->next_red < c->nsteps ? reduce_whole(req, c) : COLLIE_TIMEOUT;
-    return c->next_in < c->nsteps ? copy_in(req, c) : COLLIE_TIMEOUT;
+    if (c->next_in < c->nsteps)
+        return copy_in(req, c);
+    int root = req->args.root;
+    step_view first = view_of(req, c, 0);
+    if (!cells_reached(req, root, &req->team->tp->cells->ctrl[root].freed, first.last))
+        return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+    c->root_reduced = true;
+    return COLLIE_OK;
 }
 
 static bool whole_done(const collie_request_t *req, const cells_run *c) {
-    return gets_result(req) ? c->next_red == c->nsteps : c->next_in == c->nsteps;
+    if (gets_result(req))
+        return c->next_red == c->nsteps;
+    return c->next_in == c->nsteps && (c->root_reduced || c->nsteps == 0);
 }
 
 /* One move of the stage that is furthest along and can go; COLLIE_TIMEOUT: none can. */

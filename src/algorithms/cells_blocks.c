@@ -27,14 +27,20 @@
  * A rank fills its cell of step t only when every rank freed step t − ncells, and copies
  * out step k only once every peer published it, so up to ncells steps are in flight.
  *
- * Steps: as cells_step_bytes gives them, but at P = 2 a whole block (up to a cell or part)
- * per step.  Both ranks copy in and out at once there, so smaller steps overlap nothing
+ * Steps: as cells_step_bytes gives them, but at P = 2 a whole block per step, up to
+ * step_cells adjacent cells (a wide step, as cells.c's reductions take: 512 KiB with the
+ * default cells).  Both ranks copy in and out at once there, so smaller steps overlap nothing
  * that was not already overlapping, and each step costs a flag's trip between the cores.
  * Measured (2026-11-27, AMD EPYC VM, bench/allgather_floor, 128 KiB blocks, reused): one
  * step 4.77 us per call, two 5.47, four 5.58; collie's allgather 128 KiB through the cells
  * in the slow state (200-230 ns line trips) 8.5-9.2 us against 9.1-11.6 in two steps.
  * alltoall's parts were a P-th of the cell (half unused at P = 2: 64 KiB steps); at
- * 512 KiB it took 28-31 us against allgather's 23-27 and Intel MPI's 24.5-26.
+ * 512 KiB it took 28-31 us against allgather's 23-27 and Intel MPI's 24.5-26.  A block
+ * larger than a cell goes in one step over adjacent cells (2026-11-28, fast state,
+ * `collie-bench --coll allgather|alltoall --barrier-each [--fresh-data]`, 3 rounds
+ * interleaved with COLLIE_SHM_CELLS_PER_STEP=1): allgather 512 KiB 25.2-25.7 us reused,
+ * 22.7-23.5 fresh against 26.8-27.7 / 26.3-27.6 in 128 KiB steps, 2 MiB 96-98 against
+ * 103-109; alltoall 512 KiB 27-29 against 30-31, 2 MiB 106-119 against 122-136.
  */
 #include <string.h>
 
@@ -87,11 +93,20 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     uint64_t most = longest_block(a);
     if (has_parts(a))
         cell = cell / parts_of(a) / elem * elem;
-    uint64_t chunk = cells_step_bytes(most, elem, cell, false);
-    if (a->size == 2 && most > chunk)
-        chunk = (most < cell ? most : cell) / elem * elem;
-    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, 1);
+    uint64_t chunk = cells_step_bytes(most, elem, cell, false), width = 1;
+    if (a->size == 2 && most > chunk) {
+        /* P = 2: the whole block in one step, over up to step_cells adjacent cells */
+        uint64_t widest = req->team->tp->cells->step_cells, span = widest * cell;
+        chunk = (most < span ? most : span) / elem * elem;
+        while (width < widest && width * cell < chunk)
+            width *= 2;
+    }
+    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width);
 }
+
+/* Step k's first and last step numbers (a wide step takes `width` of them). */
+static uint64_t first_of(const cells_run *c, uint64_t k) { return c->base + k * c->width + 1; }
+static uint64_t last_of(const cells_run *c, uint64_t k) { return first_of(c, k) + c->width - 1; }
 
 /* Bytes [*at, *at + *n) of a block of `len` bytes at step k (*n 0: nothing left). */
 static void piece(const cells_run *c, uint64_t k, uint64_t len, uint64_t *at, uint64_t *n) {
@@ -147,8 +162,8 @@ static void copy_own(collie_request_t *req, const cells_run *c) {
 static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
-    uint64_t t = c->base + c->next_in + 1;
-    int st = cells_may_write(req, c, t);
+    uint64_t t = first_of(c, c->next_in);
+    int st = cells_may_write(req, c, last_of(c, c->next_in));
     if (st)
         return st;
     char *cell = collie_cell(cl, me, t);
@@ -157,7 +172,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     else
         fill_alltoall(req, c, cell);   /* and reduce_scatter's */
     *collie_cell_check(cl, me, t) = req->check;
-    cells_publish(req, &cl->ctrl[me].in, t);
+    cells_publish(req, &cl->ctrl[me].in, last_of(c, c->next_in));
     copy_own(req, c);
     c->next_in++;
     return COLLIE_OK;
@@ -201,9 +216,9 @@ static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
  * reduced), then freed. */
 static int take_out(collie_request_t *req, cells_run *c) {
     int P = req->args.size, me = req->args.rank;
-    uint64_t t = c->base + c->next_out + 1;
+    uint64_t t = first_of(c, c->next_out), last = last_of(c, c->next_out);
     for (int i = 1; i < P; i++) {
-        int st = cells_wait_in(req, (me + i) % P, t, t);
+        int st = cells_wait_in(req, (me + i) % P, t, last);
         if (st)
             return st;
     }
@@ -214,7 +229,7 @@ static int take_out(collie_request_t *req, cells_run *c) {
     } else {
         copy_out(req, c, t);
     }
-    cells_publish(req, &req->team->tp->cells->ctrl[me].freed, t);
+    cells_publish(req, &req->team->tp->cells->ctrl[me].freed, last);
     c->next_out++;
     return COLLIE_OK;
 }
@@ -225,7 +240,7 @@ int cells_blocks_move(collie_request_t *req, cells_run *c) {
     int st = COLLIE_TIMEOUT;
     if (c->next_out < c->next_in && (st = take_out(req, c)) != COLLIE_TIMEOUT)
         return st;
-    if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells)
+    if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells / c->width)
         st = copy_in(req, c);
     return st;
 }

@@ -24,6 +24,7 @@ struct cells_run {
     fill_way fill;          /* how this rank copies into its cells in this call */
     bool begun;
     bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
+    bool root_reduced;      /* reduce at P = 2, the non-root: the root freed the first step */
 };
 
 /* allgather, alltoall and reduce_scatter move blocks (cells_blocks.c); the others a
