@@ -25,7 +25,8 @@
  *     element is read, then written); later steps read only later chunks, which lie
  *     beyond it, because a chunk is at most a block.
  * A rank fills its cell of step t only when every rank freed step t − ncells, and copies
- * out step k only once every peer published it, so up to ncells steps are in flight.
+ * out step k only once every peer published it, so up to ncells / width steps are in
+ * flight (width: the cells per step, 1 but at P = 2).
  *
  * Steps: as cells_step_bytes gives them, but at P = 2 a whole block per step, up to
  * step_cells adjacent cells (a wide step, as cells.c's reductions take: 512 KiB with the
