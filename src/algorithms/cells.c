@@ -141,8 +141,8 @@ typedef struct step_view {
 
 static step_view view_of(const collie_request_t *req, const cells_run *c, uint64_t k) {
     step_view v;
-    v.t = c->base + k * c->width + 1;
-    v.last = v.t + c->width - 1;
+    v.t = cells_first_number(c, k);
+    v.last = cells_last_number(c, k);
     v.off = k * c->chunk;
     v.len = req->args.bytes - v.off < c->chunk ? req->args.bytes - v.off : c->chunk;
     v.count = v.len / req->args.elem_size;

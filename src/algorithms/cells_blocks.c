@@ -105,10 +105,6 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
     cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width);
 }
 
-/* Step k's first and last step numbers (a wide step takes `width` of them). */
-static uint64_t first_of(const cells_run *c, uint64_t k) { return c->base + k * c->width + 1; }
-static uint64_t last_of(const cells_run *c, uint64_t k) { return first_of(c, k) + c->width - 1; }
-
 /* Bytes [*at, *at + *n) of a block of `len` bytes at step k (*n 0: nothing left). */
 static void piece(const cells_run *c, uint64_t k, uint64_t len, uint64_t *at, uint64_t *n) {
     *at = k * c->chunk;
@@ -163,8 +159,8 @@ static void copy_own(collie_request_t *req, const cells_run *c) {
 static int copy_in(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
-    uint64_t t = first_of(c, c->next_in);
-    int st = cells_may_write(req, c, last_of(c, c->next_in));
+    uint64_t t = cells_first_number(c, c->next_in);
+    int st = cells_may_write(req, c, cells_last_number(c, c->next_in));
     if (st)
         return st;
     char *cell = collie_cell(cl, me, t);
@@ -173,7 +169,7 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     else
         fill_alltoall(req, c, cell);   /* and reduce_scatter's */
     *collie_cell_check(cl, me, t) = req->check;
-    cells_publish(req, &cl->ctrl[me].in, last_of(c, c->next_in));
+    cells_publish(req, &cl->ctrl[me].in, cells_last_number(c, c->next_in));
     copy_own(req, c);
     c->next_in++;
     return COLLIE_OK;
@@ -217,7 +213,7 @@ static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
  * reduced), then freed. */
 static int take_out(collie_request_t *req, cells_run *c) {
     int P = req->args.size, me = req->args.rank;
-    uint64_t t = first_of(c, c->next_out), last = last_of(c, c->next_out);
+    uint64_t t = cells_first_number(c, c->next_out), last = cells_last_number(c, c->next_out);
     for (int i = 1; i < P; i++) {
         int st = cells_wait_in(req, (me + i) % P, t, last);
         if (st)

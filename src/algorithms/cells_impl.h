@@ -42,6 +42,15 @@ uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bca
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
                       uint64_t width);
 
+/* The global step numbers of the call's k-th step (0-based): its first cell's and its
+ * last's (the same unless the step is wide). */
+static inline uint64_t cells_first_number(const cells_run *c, uint64_t k) {
+    return c->base + k * c->width + 1;
+}
+static inline uint64_t cells_last_number(const cells_run *c, uint64_t k) {
+    return cells_first_number(c, k) + c->width - 1;
+}
+
 /* Has q's word reached step t?  Else notes it as what this rank waits for. */
 bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
 /* Stores step t in this rank's word w and wakes the peers that sleep. */
