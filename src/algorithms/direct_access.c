@@ -233,14 +233,18 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
     bool tuned = path_tune_on(req);
     if (!tuned && a->bytes >= tp->cells->kernel_min)
         return false;
-    if (a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN)
+    bool mapped = !some_unmapped(req);
+    if (a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN &&
+        !direct_pair_split(req))
         return true;
-    if (!some_unmapped(req))
+    if (mapped && (!tuned || a->bytes < PATH_MAPPED_TRIAL_MIN))
         return false;
     if (!tuned)
         return true;
     d->had_choice = true;
-    d->path = tp->board[path_tune_decider(req)].path;
+    d->all_mapped = mapped;
+    const collie_board_entry *e = &tp->board[path_tune_decider(req)];
+    d->path = mapped ? e->mapped_path : e->path;
     return d->path == PATH_USER || d->path == PATH_CELLS;
 }
 
@@ -322,7 +326,9 @@ static int progress_segments(collie_request_t *req, direct_state *d) {
 static void post(collie_request_t *req, direct_state *d) {
     bool decides = path_tune_on(req) && req->args.rank == path_tune_decider(req);
     if (decides) {
-        req->team->tp->board[req->args.rank].path = path_tune_pick(req, slots_by_size(req));
+        collie_board_entry *e = &req->team->tp->board[req->args.rank];
+        e->path = path_tune_pick(req, slots_by_size(req));
+        e->mapped_path = path_tune_pick_mapped(req);
         d->posted_ns = collie_now_ns();
     }
     direct_post(req, req->buf[SBUF_SEND], req->args.bytes, req->buf[SBUF_RECV], req->args.bytes);
@@ -340,7 +346,11 @@ static int driver_progress(collie_request_t *req) {
     if (st == COLLIE_OK)
         cells_finish(req, d->cells);
     if (st == COLLIE_OK && d->had_choice && req->args.rank == path_tune_decider(req)) {
-        path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
+        uint64_t ns = collie_now_ns() - d->posted_ns;
+        if (d->all_mapped)
+            path_tune_record_mapped(req, d->path, ns);
+        else
+            path_tune_record(req, d->path, ns);
         d->had_choice = false;
     }
     return st;

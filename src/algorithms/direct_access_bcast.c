@@ -61,7 +61,7 @@ static bool pair_split_possible(const collie_request_t *req) {
 }
 
 /* Both posted: does it split?  (Both ranks decide from the same two board entries.) */
-static bool pair_split(const collie_request_t *req) {
+bool direct_pair_split(const collie_request_t *req) {
     return pair_split_possible(req) && req->team->tp->board[1 - req->args.root].recv_ref.fd >= 0;
 }
 
@@ -110,9 +110,10 @@ static int leave_ready_copy(collie_request_t *req, direct_state *d) {
         return st;
     if (is_root && pair_split_possible(req) && (st = wait_posted(req, 1 - root)) != COLLIE_OK)
         return st;
-    if (pair_split(req))
+    bool cells = direct_use_cells(req, d);
+    if (!cells && direct_pair_split(req))
         return split_copy(req, d);
-    if (direct_use_cells(req, d)) {
+    if (cells) {
         d->phase = direct_use_slots(req, d) ? DIRECT_SLOTS : DIRECT_CELLS;
         d->via_cells = d->phase == DIRECT_CELLS;
         if (d->phase == DIRECT_SLOTS)

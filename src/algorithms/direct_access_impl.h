@@ -37,8 +37,10 @@ typedef struct direct_state {
     char *out_scratch;          /* [chunk]: a reduced chunk for an unmapped reduce root */
     cells_run *cells;           /* the copy-cell engine (with copy cells) */
     bool via_cells;             /* this call goes through them */
-    bool had_choice;            /* the way for unmapped buffers was chosen (path_tune.c) */
-    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS) */
+    bool had_choice;            /* the way of this call was chosen (path_tune.c) */
+    bool all_mapped;            /* ... for buffers that are all mapped */
+    int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS,
+                                   PATH_MAPPED) */
     uint64_t posted_ns;         /* the decider: when it posted this call */
 } direct_state;
 
@@ -47,6 +49,8 @@ void direct_map_peers(collie_request_t *req, direct_state *d);
 /* Writes len bytes at `from` into rank q's output at off: mapped, or process_vm_writev. */
 int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
                    uint64_t len);
+/* Both posted: does a bcast at P = 2 split the copy (direct_access_bcast.c)? */
+bool direct_pair_split(const collie_request_t *req);
 /* Does the call go through the copy cells (or the slots: direct_use_slots) rather than the
  * buffers themselves? */
 bool direct_use_cells(const collie_request_t *req, direct_state *d);

@@ -47,8 +47,10 @@ enum phase { POST = 0, WAIT_READY, SLOTS, CELLS, WAIT_DONE, FINISHED };
 typedef struct colls_state {
     int phase;
     bool read_direct;           /* this call read peers' memory (not the slots) */
-    bool had_choice;            /* rank 0 chose the way for unmapped memory (path_tune.c) */
-    int path;                   /* ... PATH_USER (the slots) or PATH_KERNEL */
+    bool had_choice;            /* rank 0 chose the way of this call (path_tune.c) */
+    bool all_mapped;            /* ... for memory that is all mapped */
+    int path;                   /* ... PATH_USER (the slots or cells), PATH_KERNEL, or with
+                                   all mapped PATH_MAPPED or PATH_CELLS */
     uint64_t posted_ns;         /* rank 0, timing the call */
     uint64_t total;             /* bytes of all blocks (the same on every rank) */
     uint64_t chunk;             /* reduce_scatter: bytes per chunk, an element multiple */
@@ -145,7 +147,9 @@ static void driver_start(collie_request_t *req) {
 static void post(collie_request_t *req, colls_state *d) {
     const collie_coll_args *a = &req->args;
     if (path_tune_on(req) && a->rank == path_tune_decider(req)) {
-        req->team->tp->board[a->rank].path = path_tune_pick(req, false);
+        collie_board_entry *e = &req->team->tp->board[a->rank];
+        e->path = path_tune_pick(req, false);
+        e->mapped_path = path_tune_pick_mapped(req);
         d->posted_ns = collie_now_ns();
     }
     uint64_t send, recv, len;
@@ -160,20 +164,25 @@ static void post(collie_request_t *req, colls_state *d) {
 }
 
 /* Does some rank read through the kernel (its posted memory is not registered)?  And is
- * the slots' way the one chosen for such calls then?  The same answer on every rank. */
+ * the slots' way the one chosen for such calls then?  With all memory mapped, from
+ * PATH_MAPPED_TRIAL_MIN bytes per block, has rank 0 chosen the copy cells instead?  The
+ * same answer on every rank. */
 static bool use_slots(const collie_request_t *req, colls_state *d) {
     const collie_transport *tp = req->team->tp;
     bool unmapped = false;
     for (int q = 0; q < req->args.size; q++)
         if (peer_in_len(&req->args, q) && tp->board[q].send_ref.fd < 0)
             unmapped = true;
-    if (!unmapped || !tp->cells)
+    bool tuned = path_tune_on(req);
+    if (!tp->cells || (!unmapped && (!tuned || !d->cells || req->args.bytes < PATH_MAPPED_TRIAL_MIN)))
         return false;
-    if (!path_tune_on(req))
+    if (!tuned)
         return d->total < tp->cells->kernel_min;
+    const collie_board_entry *e = &tp->board[path_tune_decider(req)];
     d->had_choice = true;
-    d->path = tp->board[path_tune_decider(req)].path;
-    return d->path == PATH_USER;
+    d->all_mapped = !unmapped;
+    d->path = unmapped ? e->path : e->mapped_path;
+    return d->path == PATH_USER || d->path == PATH_CELLS;
 }
 
 static void map_peers(collie_request_t *req, colls_state *d) {
@@ -287,8 +296,13 @@ static void unstage(collie_request_t *req, colls_state *d) {
 static void finish(collie_request_t *req, colls_state *d) {
     d->phase = FINISHED;
     cells_finish(req, d->cells);
-    if (d->had_choice && req->args.rank == path_tune_decider(req))
-        path_tune_record(req, d->path, collie_now_ns() - d->posted_ns);
+    if (d->had_choice && req->args.rank == path_tune_decider(req)) {
+        uint64_t ns = collie_now_ns() - d->posted_ns;
+        if (d->all_mapped)
+            path_tune_record_mapped(req, d->path, ns);
+        else
+            path_tune_record(req, d->path, ns);
+    }
     d->had_choice = false;
 }
 

@@ -1,7 +1,7 @@
 /*
  * path_tune.c — the choice between the user-space path (slots or copy cells) and the
- * kernel single copy for buffers that are not mapped, per collective and size class, at
- * two levels:
+ * kernel single copy for buffers that are not mapped (and, for buffers that are, between
+ * the mapped buffers and the copy cells), per collective and size class, at two levels:
  *   - the direct-access driver (allreduce and reduce `direct_segments`, bcast
  *     `direct_copy`): the rank that decides a call (path_tune_decider) picks the way for
  *     every rank and posts it on the board;
@@ -29,6 +29,19 @@
  * best timings), 30 and 18.5 in the second; allreduce 512 KiB 25.6 and 21.2, then 44.5
  * and 35.6.  On the Intel Xeon VM of earlier sessions the cells lost there, up to 2x with
  * reused data.
+ *
+ * A fourth way, for calls whose buffers are all mapped (collie_alloc or the shared heap)
+ * from PATH_MAPPED_TRIAL_MIN bytes: the mapped buffers themselves (zero copy) against the
+ * copy cells, in their own table (the same buffers may be mapped in one call and not in
+ * the next).  Zero copy is not always faster: with new data before every call, the
+ * peer's input is in the other core's cache or in memory and the outputs are written
+ * across, while the cells move the data in small steps that stay in cache (allreduce at
+ * P = 2, 32 MiB with fresh data, on the AMD EPYC VM of 2026-11-27: 3.9 ms mapped against
+ * 3.0 through the cells); on the VM of 2026-11-28 (1 MiB of L2 per core) the mapped
+ * buffers won by 1.5-2.5x, and the trial took them after 2-4 calls.  Only where every
+ * rank has a core: with more ranks than cores one call per block timed by one rank was
+ * too noisy to choose by (bcast at P = 4 and 8, 2-32 MiB, on the second VM: the trial
+ * chose the cells at some sizes where they were 1.2-2x slower).
  *
  * How: the deciding rank keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
@@ -73,28 +86,34 @@
 #define CELLS_TRIAL_MIN (128u * 1024u)
 
 /* The ways of the trial blocks, in order: each way's blocks mirror around the middle, so
- * that a trend that is still settling favours none. */
-static const uint8_t order2[] = { PATH_USER, PATH_KERNEL, PATH_KERNEL, PATH_USER };
-static const uint8_t order3[] = { PATH_USER, PATH_KERNEL, PATH_CELLS,
-                                  PATH_CELLS, PATH_KERNEL, PATH_USER };
+ * that a trend that is still settling favours none.  One order per kind of choice. */
+enum { TRIAL_USER_KERNEL, TRIAL_USER_KERNEL_CELLS, TRIAL_MAPPED_CELLS, TRIALS };
+static const uint8_t trial_order[TRIALS][6] = {
+    [TRIAL_USER_KERNEL] = { PATH_USER, PATH_KERNEL, PATH_KERNEL, PATH_USER },
+    [TRIAL_USER_KERNEL_CELLS] = { PATH_USER, PATH_KERNEL, PATH_CELLS, PATH_CELLS, PATH_KERNEL,
+                                  PATH_USER },
+    [TRIAL_MAPPED_CELLS] = { PATH_MAPPED, PATH_CELLS, PATH_CELLS, PATH_MAPPED },
+};
+static const uint8_t trial_blocks[TRIALS] = { 4, 6, 4 };
 
 typedef struct tune_class {
     uint64_t best[PATH_WAYS];   /* per way, ns, over the counted calls */
     uint8_t calls;      /* calls timed so far */
     uint8_t chosen;     /* 0 until decided, then 1 + the way */
-    uint8_t ways;       /* 0 until the first call, then 2 or 3 (with PATH_CELLS) */
+    uint8_t trial;      /* 0 until the first call, then 1 + TRIAL_* */
 } tune_class;
 
-static int blocks_of(const tune_class *c) { return c->ways == 3 ? 6 : 4; }
+static int blocks_of(const tune_class *c) { return trial_blocks[c->trial - 1]; }
 
-static int way_of_block(const tune_class *c, int block) {
-    return c->ways == 3 ? order3[block] : order2[block];
-}
+static int way_of_block(const tune_class *c, int block) { return trial_order[c->trial - 1][block]; }
 
 struct collie_path_tune {
     tune_class driver[COLL_COUNT][CLASSES];     /* direct_segments, direct_copy, `direct` */
+    tune_class mapped[COLL_COUNT][CLASSES];     /* ... when every buffer is mapped */
     tune_class sched[COLL_COUNT][CLASSES];      /* the schedules' messages, as this rank sends */
 };
+
+enum table { TABLE_DRIVER, TABLE_MAPPED, TABLE_SCHED };
 
 bool path_tune_on(const collie_request_t *req) {
     const collie_cells *c = req->team->tp->cells;
@@ -106,15 +125,17 @@ int path_tune_decider(const collie_request_t *req) {
     return c == COLL_REDUCE || c == COLL_BCAST ? req->args.root : 0;
 }
 
-/* This team's entry for req's call (NULL: no memory; then the user path); sched: the
- * schedules' table, else the direct-access driver's. */
-static tune_class *class_for(collie_request_t *req, bool sched) {
+/* This team's entry for req's call in one of its tables (NULL: no memory; then the first
+ * way of the trial). */
+static tune_class *class_for(collie_request_t *req, enum table table) {
     collie_team_t *t = req->team;
     if (!t->path_tune && !(t->path_tune = calloc(1, sizeof *t->path_tune)))
         return NULL;
     int k = collie_size_class(req->args.bytes);
-    return sched ? &t->path_tune->sched[req->args.coll][k]
-                 : &t->path_tune->driver[req->args.coll][k];
+    struct collie_path_tune *p = t->path_tune;
+    return table == TABLE_SCHED ? &p->sched[req->args.coll][k]
+         : table == TABLE_MAPPED ? &p->mapped[req->args.coll][k]
+                                 : &p->driver[req->args.coll][k];
 }
 
 typedef struct trial_plan {
@@ -125,57 +146,87 @@ static trial_plan plan_of(int k) {
     return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 16, 4 };
 }
 
-static int pick(collie_request_t *req, bool sched, bool cells_trial) {
-    tune_class *c = class_for(req, sched);
+static int pick(collie_request_t *req, enum table table, int trial) {
+    tune_class *c = class_for(req, table);
     if (!c)
-        return PATH_USER;
-    if (!c->ways)
-        c->ways = cells_trial && req->args.bytes >= CELLS_TRIAL_MIN ? 3 : 2;
+        return trial_order[trial][0];
+    if (!c->trial)
+        c->trial = (uint8_t)(1 + trial);
     if (c->chosen)
         return c->chosen - 1;
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
-    return block < 0 || block >= blocks_of(c) ? PATH_USER : way_of_block(c, block);
+    return block < 0 || block >= blocks_of(c) ? way_of_block(c, 0) : way_of_block(c, block);
 }
 
-int path_tune_pick(collie_request_t *req, bool cells_trial) { return pick(req, false, cells_trial); }
+int path_tune_pick(collie_request_t *req, bool cells_trial) {
+    bool cells = cells_trial && req->args.bytes >= CELLS_TRIAL_MIN;
+    return pick(req, TABLE_DRIVER, cells ? TRIAL_USER_KERNEL_CELLS : TRIAL_USER_KERNEL);
+}
 
-int path_tune_sched_pick(collie_request_t *req) { return pick(req, true, false); }
+int path_tune_pick_mapped(collie_request_t *req) {
+    if (req->args.bytes < PATH_MAPPED_TRIAL_MIN || req->team->tp->oversubscribed)
+        return PATH_MAPPED;
+    return pick(req, TABLE_MAPPED, TRIAL_MAPPED_CELLS);
+}
+
+int path_tune_sched_pick(collie_request_t *req) { return pick(req, TABLE_SCHED, TRIAL_USER_KERNEL); }
 
 static const char *way_name(int way) {
     return way == PATH_KERNEL ? "the kernel copy" : way == PATH_CELLS ? "the copy cells"
-                                                                      : "shared memory";
+         : way == PATH_MAPPED ? "the mapped buffers" : "shared memory";
 }
 
-static void choose(collie_request_t *req, tune_class *c, int counted, bool sched) {
-    double margin = sched ? SCHED_KERNEL_MARGIN : 1.0;
-    int way = (double)c->best[PATH_KERNEL] < margin * (double)c->best[PATH_USER] ? PATH_KERNEL
-                                                                                 : PATH_USER;
-    if (c->ways == 3 && c->best[PATH_CELLS] && c->best[PATH_CELLS] < c->best[way])
-        way = PATH_CELLS;
-    c->chosen = (uint8_t)(1 + way);
+static void log_choice(collie_request_t *req, const tune_class *c, int counted, enum table table,
+                       int way) {
     int k = collie_size_class(req->args.bytes);
-    char cells[64] = "";
-    if (c->ways == 3)
+    char times[160], cells[64] = "";
+    if (c->trial == 1 + TRIAL_USER_KERNEL_CELLS)
         snprintf(cells, sizeof cells, " (the slots), the copy cells %.1f us", c->best[PATH_CELLS] / 1e3);
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks with buffers "
-               "that are not mapped: the kernel copy took %.1f us, shared memory %.1f us%s "
-               "(best of %d counted calls each): taking %s", req->args.rank,
-               sched ? "the messages it sends in " : "", collie_coll_name(req->args.coll),
-               1ull << k, (2ull << k) - 1, req->args.size,
-               c->best[PATH_KERNEL] / 1e3, c->best[PATH_USER] / 1e3, cells, counted, way_name(way));
+    if (table == TABLE_MAPPED)
+        snprintf(times, sizeof times, "with every buffer mapped: the mapped buffers took %.1f us, "
+                 "the copy cells %.1f us", c->best[PATH_MAPPED] / 1e3, c->best[PATH_CELLS] / 1e3);
+    else
+        snprintf(times, sizeof times, "with buffers that are not mapped: the kernel copy took "
+                 "%.1f us, shared memory %.1f us%s", c->best[PATH_KERNEL] / 1e3,
+                 c->best[PATH_USER] / 1e3, cells);
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks %s (best of %d "
+               "counted calls each): taking %s", req->args.rank,
+               table == TABLE_SCHED ? "the messages it sends in " : "",
+               collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
+               times, counted, way_name(way));
+}
+
+static void choose(collie_request_t *req, tune_class *c, int counted, enum table table) {
+    int way;
+    if (table == TABLE_MAPPED) {
+        way = c->best[PATH_CELLS] && c->best[PATH_CELLS] < c->best[PATH_MAPPED] ? PATH_CELLS
+                                                                               : PATH_MAPPED;
+    } else {
+        double margin = table == TABLE_SCHED ? SCHED_KERNEL_MARGIN : 1.0;
+        way = (double)c->best[PATH_KERNEL] < margin * (double)c->best[PATH_USER] ? PATH_KERNEL
+                                                                                 : PATH_USER;
+        if (c->trial == 1 + TRIAL_USER_KERNEL_CELLS && c->best[PATH_CELLS] &&
+            c->best[PATH_CELLS] < c->best[way])
+            way = PATH_CELLS;
+    }
+    c->chosen = (uint8_t)(1 + way);
+    log_choice(req, c, counted, table, way);
 }
 
 /* Two ways, both counted, and one took more than CLEAR_LOSS times the other (large
  * classes). */
 static bool clear_loss(const tune_class *c) {
-    uint64_t k = c->best[PATH_KERNEL], u = c->best[PATH_USER];
-    return c->ways == 2 && k && u && (k > CLEAR_LOSS * u || u > CLEAR_LOSS * k);
+    if (c->trial == 1 + TRIAL_USER_KERNEL_CELLS)
+        return false;
+    int a = way_of_block(c, 0), b = way_of_block(c, 1);
+    uint64_t x = c->best[a], y = c->best[b];
+    return x && y && (x > CLEAR_LOSS * y || y > CLEAR_LOSS * x);
 }
 
-static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
-    tune_class *c = class_for(req, sched);
-    if (!c || c->chosen)
+static void record(collie_request_t *req, int path, uint64_t ns, enum table table) {
+    tune_class *c = class_for(req, table);
+    if (!c || c->chosen || !c->trial)
         return;
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
                collie_coll_name(req->args.coll), (unsigned long long)req->args.bytes, ns / 1e3,
@@ -188,13 +239,19 @@ static void record(collie_request_t *req, int path, uint64_t ns, bool sched) {
     int done = ++c->calls - t.skip;   /* trial calls so far */
     int per_block = t.block - 1;      /* counted calls per block */
     if (done >= blocks_of(c) * t.block)
-        choose(req, c, 2 * per_block, sched);
+        choose(req, c, 2 * per_block, table);
     else if (k >= LARGE_CLASS && counted && clear_loss(c))
-        choose(req, c, (done + t.block - 1) / t.block * per_block, sched);
+        choose(req, c, (done + t.block - 1) / t.block * per_block, table);
 }
 
-void path_tune_record(collie_request_t *req, int path, uint64_t ns) { record(req, path, ns, false); }
+void path_tune_record(collie_request_t *req, int path, uint64_t ns) {
+    record(req, path, ns, TABLE_DRIVER);
+}
+
+void path_tune_record_mapped(collie_request_t *req, int path, uint64_t ns) {
+    record(req, path, ns, TABLE_MAPPED);
+}
 
 void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
-    record(req, path, ns, true);
+    record(req, path, ns, TABLE_SCHED);
 }

@@ -15,8 +15,17 @@
 
 /* PATH_USER: the slots for calls up to the slots' limit, else the copy cells;
  * PATH_CELLS: the copy cells at any size (a way tried only where PATH_USER means the
- * slots: path_tune_pick's cells_trial). */
-enum { PATH_USER = 0, PATH_KERNEL = 1, PATH_CELLS = 2, PATH_WAYS = 3 };
+ * slots: path_tune_pick's cells_trial, or against PATH_MAPPED);
+ * PATH_MAPPED: loads and stores in the peers' buffers themselves, when every buffer the
+ * call touches is mapped (collie_alloc or the shared heap). */
+enum { PATH_USER = 0, PATH_KERNEL = 1, PATH_CELLS = 2, PATH_MAPPED = 3, PATH_WAYS = 4 };
+
+/* From this size a call whose buffers are all mapped tries the copy cells against the
+ * mapped buffers (path_tune_pick_mapped) when every rank has a core; below, the mapped
+ * buffers.  Measured (bench/compare, 2026-11-27, AMD EPYC VM): with fresh data the cells
+ * beat the mapped buffers for allreduce at P = 2 from 8 MiB (32 MiB: 3.0 against 3.9 ms);
+ * the mapped buffers won everywhere below 1 MiB. */
+#define PATH_MAPPED_TRIAL_MIN (1u << 20)
 
 /* Does the team choose the way per call (COLLIE_SHM_KERNEL_MIN unset)? */
 bool path_tune_on(const collie_request_t *req);
@@ -27,9 +36,14 @@ int path_tune_decider(const collie_request_t *req);
  * cells_trial (the call would take the slots) PATH_CELLS is tried too, else only
  * PATH_USER and PATH_KERNEL.  A size class keeps the ways of its first call. */
 int path_tune_pick(collie_request_t *req, bool cells_trial);
-/* The decider's time for a call that went `path` (a call whose buffers were all mapped
- * has no choice and is not recorded). */
+/* The way the decider chooses for req's call if every buffer turns out mapped:
+ * PATH_MAPPED, or from PATH_MAPPED_TRIAL_MIN bytes where every rank has a core PATH_MAPPED
+ * or PATH_CELLS from timed calls (posted on the board beside the other). */
+int path_tune_pick_mapped(collie_request_t *req);
+/* The decider's time for a call that went `path` with a choice: buffers not all mapped
+ * (path_tune_record) or all mapped (path_tune_record_mapped). */
 void path_tune_record(collie_request_t *req, int path, uint64_t ns);
+void path_tune_record_mapped(collie_request_t *req, int path, uint64_t ns);
 /* The same for the messages a rank sends in a schedule's call (executor_prepare.c): the way
  * of this rank's large messages in req's call, and its time for a call that went `path`. */
 int path_tune_sched_pick(collie_request_t *req);

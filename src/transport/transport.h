@@ -121,7 +121,10 @@ typedef struct collie_board_entry {
     /* The way the posted call moves buffers that are not mapped, when this rank decides
      * it (core/path_tune.c: PATH_USER or PATH_KERNEL); set before `ready`. */
     int32_t path;
-    char pad[2 * COLLIE_CACHELINE - 92];
+    /* The same for a call whose buffers are all mapped, from MAPPED_TRIAL_MIN bytes
+     * (path_tune.c): PATH_MAPPED (loads and stores in the peers' buffers) or PATH_CELLS. */
+    int32_t mapped_path;
+    char pad[2 * COLLIE_CACHELINE - 96];
     /* The last calls this rank started, at [seq % COLLIE_CALL_HISTORY] (written by
      * collie_start; read when a call stalls or posted something else: request.c). */
     collie_call_id history[COLLIE_CALL_HISTORY];

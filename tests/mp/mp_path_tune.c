@@ -3,9 +3,13 @@
  * (core/path_tune.c): while the decider of a size class times both ways and after it
  * chose, every call must give the exact result, on every rank, whichever way it took.
  *
- *   collie-run -n P mp_path_tune [CALLS [rotate]]   (default 40 calls per collective and
- *                                                    size; rotate: reduce and bcast with
- *                                                    the root moving every call)
+ *   collie-run -n P mp_path_tune [CALLS [rotate|mapped]]   (default 40 calls per
+ *                                  collective and size; rotate: reduce and bcast with the
+ *                                  root moving every call; mapped: every rank's buffers
+ *                                  collie_alloc memory, 1, 2 and 4 MiB (per block for
+ *                                  allgather, alltoall and reduce_scatter_block, which
+ *                                  this mode adds), where the decider times the mapped
+ *                                  buffers against the copy cells)
  *
  * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0; with
  * `rotate`, root = call mod P: every rank decides some calls of a size class, each from its
@@ -74,29 +78,65 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
     return verify(names[coll], rank, out, n, P, call, coll == 2 ? root : -1);
 }
 
+/* allgather, alltoall, reduce_scatter_block (every buffer mapped: rank 0 decides), blocks
+ * of n doubles; rank r's input element j is input(r, j, call) (allgather: j < n). */
+static int one_block_call(collie_team_t *w, int coll, double *in, double *out, size_t n, int call) {
+    int rank = collie_rank(w), P = collie_size(w);
+    size_t nin = coll == 3 ? n : (size_t)P * n, nout = coll == 5 ? n : (size_t)P * n;
+    for (size_t j = 0; j < nin; j++)
+        in[j] = input(rank, j, call);
+    for (size_t j = 0; j < nout; j++)
+        out[j] = -1;
+    static const char *names[] = { "allgather", "alltoall", "reduce_scatter_block" };
+    int st = coll == 3 ? collie_allgather(w, in, out, n, COLLIE_FLOAT64)
+           : coll == 4 ? collie_alltoall(w, in, out, n, COLLIE_FLOAT64)
+                       : collie_reduce_scatter_block(w, in, out, n, COLLIE_FLOAT64, COLLIE_SUM);
+    if (st != COLLIE_OK) {
+        fprintf(stderr, "rank %d: %s call %d: %s\n", rank, names[coll - 3], call, collie_last_error());
+        return 1;
+    }
+    for (size_t j = 0; j < nout; j++) {
+        size_t q = j / n, i = j % n;
+        double want = coll == 3 ? input((int)q, i, call)
+                    : coll == 4 ? input((int)q, (size_t)rank * n + i, call)
+                                : expected_sum(P, (size_t)rank * n + j, call);
+        if (out[j] != want) {
+            fprintf(stderr, "rank %d: %s call %d, blocks of %zu doubles: element %zu is %.17g, "
+                    "want %.17g\n", rank, names[coll - 3], call, n, j, out[j], want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 40;
     bool rotate = argc > 2 && strcmp(argv[2], "rotate") == 0;
+    bool all_mapped = argc > 2 && strcmp(argv[2], "mapped") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
         return 1;
     }
     collie_team_t *w = collie_world();
     int rank = collie_rank(w);
-    static const size_t sizes[] = { 32 << 10, 256 << 10, 1 << 20 };
+    static const size_t mixed_sizes[] = { 32 << 10, 256 << 10, 1 << 20 };
+    static const size_t mapped_sizes[] = { 1 << 20, 2 << 20, 4 << 20 };
+    const size_t *sizes = all_mapped ? mapped_sizes : mixed_sizes;
     int bad = 0;
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && !bad; s++) {
+    for (size_t s = 0; s < 3 && !bad; s++) {
         size_t n = sizes[s] / sizeof(double);
-        bool mapped = rank % 2 == 0 && rank != collie_size(w) - 1;
-        double *in = mapped ? collie_alloc(w, sizes[s]) : malloc(sizes[s]);
-        double *out = mapped ? collie_alloc(w, sizes[s]) : malloc(sizes[s]);
+        bool mapped = all_mapped || (rank % 2 == 0 && rank != collie_size(w) - 1);
+        size_t bytes = all_mapped ? sizes[s] * (size_t)collie_size(w) : sizes[s];
+        double *in = mapped ? collie_alloc(w, bytes) : malloc(bytes);
+        double *out = mapped ? collie_alloc(w, bytes) : malloc(bytes);
         if (!in || !out) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", rank, sizes[s]);
             return 1;
         }
-        for (int coll = rotate ? 1 : 0; coll < 3 && !bad; coll++)
+        for (int coll = rotate ? 1 : 0; coll < (all_mapped ? 6 : 3) && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
-                bad = one_call(w, coll, in, out, n, call, rotate);
+                bad = coll < 3 ? one_call(w, coll, in, out, n, call, rotate)
+                               : one_block_call(w, coll, in, out, n, call);
         if (mapped) {
             collie_free(w, in);
             collie_free(w, out);
@@ -108,6 +148,6 @@ int main(int argc, char **argv) {
     collie_finalize();
     if (!bad)
         printf("rank %d: %d calls of each collective at 3 sizes exact%s\n", rank, calls,
-               rotate ? " (roots rotating)" : "");
+               rotate ? " (roots rotating)" : all_mapped ? " (every buffer mapped)" : "");
     return bad;
 }

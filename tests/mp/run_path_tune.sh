@@ -39,6 +39,28 @@ done
 # Roots moving every call: each root decides from its own timings; results still exact.
 log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'exact (roots rotating)' <<<"$log")" = "$P" ] || { echo "FAIL: rotating roots: $log"; exit 1; }
+# Every buffer mapped (collie_alloc), 1-4 MiB (per block for allgather, alltoall and
+# reduce_scatter_block, `direct` forced): where every rank has a core, the decider times
+# the mapped buffers against the copy cells and chooses (with more ranks than cores it
+# does not: the mapped buffers); results exact whichever way a call took.
+log=$(COLLIE_LOG=debug COLLIE_ALLGATHER_ALGO=direct COLLIE_ALLTOALL_ALGO=direct \
+      COLLIE_REDUCE_SCATTER_ALGO=direct "$run" -n "$P" --timeout 240 "$prog" 16 mapped 2>&1) || { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'exact (every buffer mapped)' <<<"$log")" = "$P" ] || fail "every buffer mapped: not every rank checked its results"
+for c in "allreduce 0" "reduce $root" "bcast $root" "allgather 0" "alltoall 0" "reduce_scatter 0"; do
+  set -- $c
+  if [ "$P" -gt "$(nproc)" ]; then   # more ranks than cores: no trial, the mapped buffers
+    if grep -q "debug: rank [0-9]*: $1 of [0-9]* B took .* us by the copy cells" <<<"$log"; then
+      fail "$1, every buffer mapped, $P ranks on $(nproc) cores: the copy cells were tried"
+    fi
+    continue
+  fi
+  for way in "the mapped buffers" "the copy cells"; do
+    grep -q "collie\[$2\] debug: rank $2: $1 of [0-9]* B took .* us by $way" <<<"$log" ||
+      fail "$1, every buffer mapped: rank $2 never timed a call by $way"
+  done
+  n=$(grep -c "collie\[$2\] info: rank $2: $1 of .* with every buffer mapped: .* taking" <<<"$log" || true)
+  [ "$n" = 3 ] || fail "$1, every buffer mapped: rank $2 chose a way for $n size classes, want 3"
+done
 # Kernel copies counted per rank: "rank R: kernel copies of 4 KiB or more: N".
 copies() {
   log=$(COLLIE_SHM_KERNEL_MIN=$1 LD_PRELOAD="$counter" "$run" -n "$P" --timeout 240 "$prog" 20 2>&1) ||
