@@ -174,7 +174,8 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
         if (peer_in_len(&req->args, q) && tp->board[q].send_ref.fd < 0)
             unmapped = true;
     bool tuned = path_tune_on(req);
-    if (!tp->cells || (!unmapped && (!tuned || !d->cells || req->args.bytes < PATH_MAPPED_TRIAL_MIN)))
+    bool mapped_trial = tuned && d->cells && req->args.bytes >= PATH_MAPPED_TRIAL_MIN;
+    if (!tp->cells || (!unmapped && !mapped_trial))
         return false;
     if (!tuned)
         return d->total < tp->cells->kernel_min;

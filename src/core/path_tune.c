@@ -38,10 +38,10 @@
  * across, while the cells move the data in small steps that stay in cache (allreduce at
  * P = 2, 32 MiB with fresh data, on the AMD EPYC VM of 2026-11-27: 3.9 ms mapped against
  * 3.0 through the cells); on the VM of 2026-11-28 (1 MiB of L2 per core) the mapped
- * buffers won by 1.5-2.5x, and the trial took them after 2-4 calls.  Only where every
- * rank has a core: with more ranks than cores one call per block timed by one rank was
- * too noisy to choose by (bcast at P = 4 and 8, 2-32 MiB, on the second VM: the trial
- * chose the cells at some sizes where they were 1.2-2x slower).
+ * buffers won by 1.5-3x, and the trial kept them after 2 calls through the cells.  Only
+ * where every rank has a core: with more ranks than cores one call per block timed by one
+ * rank was too noisy to choose by (bcast at P = 4 and 8, 2-32 MiB, on the second VM: the
+ * trial chose the cells at some sizes where they were 1.2-2x slower).
  *
  * How: the deciding rank keeps, per collective and size class
  * (the power of two at or below the call's bytes), the best time of each way over the
