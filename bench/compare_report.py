@@ -15,7 +15,9 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
    every point above 1.3 x (collie with malloc buffers).
 4. Per data mode (and per collective when there are several): points at or below the best
    peer, at most 1.3 x, and the worst ratio.
-5. The machine's states (bench/compare_state.py): the best peer's state is named beside
+5. Issue 14's target for mapped buffers: collie_alloc (and the shared heap) at most
+   0.6 x the best peer at every point from 512 KiB, with the points that miss it.
+6. The machine's states (bench/compare_state.py): the best peer's state is named beside
    it, collie's time is its best run in that state, and points where collie had no run
    there say so.
 
@@ -151,6 +153,22 @@ def totals(table):
                           f"{max(ratios):.2f}, best {min(ratios):.2f}")
 
 
+MAPPED_TARGET, MAPPED_FROM = 0.6, 512 << 10
+
+
+def mapped_target(table):
+    """collie_alloc and shared-heap ratios from 512 KiB against 0.6 x the best peer."""
+    for label, col in (("collie_alloc", "ratio_collie_alloc"), ("shared heap", "ratio_shared_heap")):
+        got = sorted((k, num(r.get(col))) for k, r in table.items()
+                     if k[2] >= MAPPED_FROM and num(r.get(col)))
+        if not got:
+            continue
+        miss = [f"{c} P={p} {human(b)} {d} {x:.2f}" for (c, p, b, d), x in got if x > MAPPED_TARGET]
+        print(f"- {label} from {human(MAPPED_FROM)}: at most {MAPPED_TARGET} × the best peer at "
+              f"{len(got) - len(miss)} of {len(got)} points" +
+              (f"; above: {', '.join(miss)}" if miss else ""))
+
+
 def states(table):
     """How the machine's states (bench/compare_state.py) entered the comparison."""
     splits = sorted({r["line_split_ns"] for r in table.values() if r.get("line_split_ns")})
@@ -182,6 +200,7 @@ def main(argv):
     per_size(table)
     print()
     totals(table)
+    mapped_target(table)
     states(table)
 
 
