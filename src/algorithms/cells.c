@@ -119,6 +119,13 @@ void cells_finish(collie_request_t *req, cells_run *c) {
         fill_tune_end(req, &c->fill);
 }
 
+uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest) {
+    uint64_t width = 1;
+    while (width < widest && width * cell < chunk)
+        width *= 2;
+    return width;
+}
+
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
 static void begin(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
@@ -126,10 +133,8 @@ static void begin(collie_request_t *req, cells_run *c) {
     bool bcast = req->args.coll == COLL_BCAST;
     uint64_t widest = bcast ? 1 : cl->step_cells;
     uint64_t chunk = cells_step_bytes(req->args.bytes, elem, widest * cl->cell_bytes, bcast);
-    uint64_t width = 1;
-    while (width < widest && width * cl->cell_bytes < chunk)
-        width *= 2;
-    cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk, width);
+    cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk,
+                     cells_width(cl->cell_bytes, chunk, widest));
 }
 
 typedef struct step_view {

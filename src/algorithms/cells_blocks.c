@@ -96,11 +96,11 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
         cell = cell / parts_of(a) / elem * elem;
     uint64_t chunk = cells_step_bytes(most, elem, cell, false), width = 1;
     if (a->size == 2 && most > chunk) {
-        /* P = 2: the whole block in one step, over up to step_cells adjacent cells */
+        /* P = 2: the whole block in one step, over up to step_cells adjacent cells (of
+         * `cell` bytes each: alltoall's part of one) */
         uint64_t widest = req->team->tp->cells->step_cells, span = widest * cell;
         chunk = (most < span ? most : span) / elem * elem;
-        while (width < widest && width * cell < chunk)
-            width *= 2;
+        width = cells_width(cell, chunk, widest);
     }
     cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width);
 }

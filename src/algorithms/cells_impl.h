@@ -37,6 +37,9 @@ bool cells_whole_vector(const collie_request_t *req);
 /* Bytes per step for a vector (or the longest block) of `bytes` (see cells.c), at most
  * `cell`; bcast's steps are smaller. */
 uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bcast);
+/* The cells a step of `chunk` bytes spans, `cell` bytes of each used: the least power of
+ * two of them that holds it, at most `widest`. */
+uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest);
 /* Takes steps of `chunk` bytes each, `width` cells (step numbers) per step, from the team's
  * step counter (every rank the same); width divides the ring's cells. */
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,

@@ -237,7 +237,7 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
     if (a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN &&
         !direct_pair_split(req))
         return true;
-    if (mapped && (!tuned || a->bytes < PATH_MAPPED_TRIAL_MIN))
+    if (mapped && !path_tune_mapped_trial(req))
         return false;
     if (!tuned)
         return true;

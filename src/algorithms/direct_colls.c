@@ -173,11 +173,9 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
     for (int q = 0; q < req->args.size; q++)
         if (peer_in_len(&req->args, q) && tp->board[q].send_ref.fd < 0)
             unmapped = true;
-    bool tuned = path_tune_on(req);
-    bool mapped_trial = tuned && d->cells && req->args.bytes >= PATH_MAPPED_TRIAL_MIN;
-    if (!tp->cells || (!unmapped && !mapped_trial))
+    if (!tp->cells || (!unmapped && !(d->cells && path_tune_mapped_trial(req))))
         return false;
-    if (!tuned)
+    if (!path_tune_on(req))
         return d->total < tp->cells->kernel_min;
     const collie_board_entry *e = &tp->board[path_tune_decider(req)];
     d->had_choice = true;

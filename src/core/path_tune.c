@@ -164,10 +164,13 @@ int path_tune_pick(collie_request_t *req, bool cells_trial) {
     return pick(req, TABLE_DRIVER, cells ? TRIAL_USER_KERNEL_CELLS : TRIAL_USER_KERNEL);
 }
 
+bool path_tune_mapped_trial(const collie_request_t *req) {
+    return path_tune_on(req) && req->args.bytes >= PATH_MAPPED_TRIAL_MIN &&
+           !req->team->tp->oversubscribed;
+}
+
 int path_tune_pick_mapped(collie_request_t *req) {
-    if (req->args.bytes < PATH_MAPPED_TRIAL_MIN || req->team->tp->oversubscribed)
-        return PATH_MAPPED;
-    return pick(req, TABLE_MAPPED, TRIAL_MAPPED_CELLS);
+    return path_tune_mapped_trial(req) ? pick(req, TABLE_MAPPED, TRIAL_MAPPED_CELLS) : PATH_MAPPED;
 }
 
 int path_tune_sched_pick(collie_request_t *req) { return pick(req, TABLE_SCHED, TRIAL_USER_KERNEL); }

@@ -36,6 +36,10 @@ int path_tune_decider(const collie_request_t *req);
  * cells_trial (the call would take the slots) PATH_CELLS is tried too, else only
  * PATH_USER and PATH_KERNEL.  A size class keeps the ways of its first call. */
 int path_tune_pick(collie_request_t *req, bool cells_trial);
+/* Would a call like req whose buffers are all mapped time the copy cells against the
+ * mapped buffers (path tuning on, at least PATH_MAPPED_TRIAL_MIN bytes, every rank has a
+ * core)?  The same answer on every rank. */
+bool path_tune_mapped_trial(const collie_request_t *req);
 /* The way the decider chooses for req's call if every buffer turns out mapped:
  * PATH_MAPPED, or from PATH_MAPPED_TRIAL_MIN bytes where every rank has a core PATH_MAPPED
  * or PATH_CELLS from timed calls (posted on the board beside the other). */

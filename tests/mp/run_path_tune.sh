@@ -19,20 +19,31 @@ log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 40 2>&1) || { echo "
 fail() { echo "FAIL: $*"; echo "$log" | grep -E "took|taking|exact" | tail -60; exit 1; }
 [ "$(grep -c 'calls of each collective at 3 sizes exact' <<<"$log")" = "$P" ] || fail "not every rank checked its results"
 root=$((P - 1))
+# timed_each COLL RANK WHAT WAY...: rank RANK timed calls of COLL by every WAY.
+timed_each() {
+  local coll=$1 r=$2 what=$3 way; shift 3
+  for way; do
+    grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B took .* us by $way" <<<"$log" ||
+      fail "$coll$what: rank $r never timed a call by $way"
+  done
+}
+# chose_three COLL RANK WHAT PATTERN: rank RANK logged a choice matching PATTERN for 3
+# size classes.
+chose_three() {
+  local n
+  n=$(grep -c "collie\[$2\] info: rank $2: $1 of $4 taking" <<<"$log" || true)
+  [ "$n" = 3 ] || fail "$1$3: rank $2 chose a way for $n size classes, want 3"
+}
 for c in "allreduce 0" "reduce $root" "bcast $root"; do
   set -- $c
-  for way in "the kernel copy" "shared memory"; do
-    grep -q "collie\[$2\] debug: rank $2: $1 of [0-9]* B took .* us by $way" <<<"$log" ||
-      fail "$1: rank $2 never timed a call by $way"
-  done
+  timed_each "$1" "$2" "" "the kernel copy" "shared memory"
   # the third way, the copy cells, tried only where the slots would serve (256 KiB here)
   grep -q "collie\[$2\] debug: rank $2: $1 of 262144 B took .* us by the copy cells" <<<"$log" ||
     fail "$1: rank $2 never timed a 256 KiB call through the copy cells"
   if grep -E "debug: rank [0-9]*: $1 of (32768|1048576) B took .* us by the copy cells" <<<"$log"; then
     fail "$1: the copy cells tried at 32 KiB or 1 MiB (not where the slots serve)"
   fi
-  n=$(grep -c "collie\[$2\] info: rank $2: $1 of .* taking" <<<"$log" || true)
-  [ "$n" = 3 ] || fail "$1: rank $2 chose a way for $n size classes, want 3"
+  chose_three "$1" "$2" "" ".*"
   others=$(grep "debug: rank [0-9]*: $1 of [0-9]* B took" <<<"$log" | grep -vc "collie\[$2\]" || true)
   [ "$others" = 0 ] || fail "$1: ranks other than $2 timed calls"
 done
@@ -54,12 +65,8 @@ for c in "allreduce 0" "reduce $root" "bcast $root" "allgather 0" "alltoall 0" "
     fi
     continue
   fi
-  for way in "the mapped buffers" "the copy cells"; do
-    grep -q "collie\[$2\] debug: rank $2: $1 of [0-9]* B took .* us by $way" <<<"$log" ||
-      fail "$1, every buffer mapped: rank $2 never timed a call by $way"
-  done
-  n=$(grep -c "collie\[$2\] info: rank $2: $1 of .* with every buffer mapped: .* taking" <<<"$log" || true)
-  [ "$n" = 3 ] || fail "$1, every buffer mapped: rank $2 chose a way for $n size classes, want 3"
+  timed_each "$1" "$2" ", every buffer mapped" "the mapped buffers" "the copy cells"
+  chose_three "$1" "$2" ", every buffer mapped" ".* with every buffer mapped: .*"
 done
 # Kernel copies counted per rank: "rank R: kernel copies of 4 KiB or more: N".
 copies() {
