@@ -282,9 +282,15 @@ bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
     return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
-/* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's). */
+/* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's).  The
+ * other ranks mark `done` as they enter it, so in a call timed for the trial the decider
+ * waits until its messages were consumed (a bcast root would else stop its clock before
+ * its readers copied out; collie_exec_sends_consumed). */
 int direct_progress_slots(collie_request_t *req, direct_state *d) {
     int st = collie_exec_progress(req);
+    if (st == COLLIE_OK && d->had_choice && !d->all_mapped && req->args.rank == path_tune_decider(req) &&
+        path_tune_timed(req))
+        st = collie_exec_sends_consumed(req);
     if (st == COLLIE_OK)
         d->phase = DIRECT_WAIT_DONE;
     return st;

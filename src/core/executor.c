@@ -143,6 +143,22 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
     return COLLIE_OK;
 }
 
+int collie_exec_sends_consumed(collie_request_t *req) {
+    collie_transport *tp = req->team->tp;
+    for (int q = 0; q < tp->size; q++) {
+        if (q == tp->rank || !tp->sent[q])
+            continue;
+        _Atomic uint64_t *consumed = &tp->to[q].consumed->value;
+        if (atomic_load_explicit(consumed, memory_order_acquire) < tp->sent[q]) {
+            req->blocked_peer = q;
+            req->blocked_on_credit = true;
+            note_wait(req, consumed, tp->sent[q]);
+            return COLLIE_TIMEOUT;
+        }
+    }
+    return COLLIE_OK;
+}
+
 /* ---- REDUCE --------------------------------------------------------------------------- */
 
 /* The header of peer's next chunk for this request (want: its check word), or NULL if it
@@ -406,6 +422,8 @@ int collie_exec_progress(collie_request_t *req) {
             return st;
         if (req->round == req->sched.nrounds) {
             st = req->ntrailing ? COLLIE_TIMEOUT : collie_no_extra_message(req);
+            if (st == COLLIE_OK && req->way_posted_ns)
+                st = collie_exec_sends_consumed(req);
             if (st == COLLIE_OK)
                 collie_exec_finished(req);
             break;

@@ -126,14 +126,14 @@ void collie_exec_user_space_only(collie_request_t *req) {
     count_chunks(req);
 }
 
-/* A timed request: this call's way, and its start. */
+/* A request whose way is tuned: this call's way, and its start if it is a trial call. */
 static void pick_way(collie_request_t *req) {
     bool user = path_tune_sched_pick(req) == PATH_USER;
     if (user != req->send_user) {
         req->send_user = user;
         count_chunks(req);
     }
-    req->way_posted_ns = collie_now_ns();
+    req->way_posted_ns = path_tune_sched_timed(req) ? collie_now_ns() : 0;
 }
 
 void collie_exec_finished(collie_request_t *req) {

@@ -114,7 +114,8 @@ struct collie_request {
                                        (core/path_tune.c); the others follow what arrives */
     bool send_user;                 /* this call: the messages this rank sends stay in user
                                        space (no kernel copy) */
-    uint64_t way_posted_ns;         /* way_tuned: when this call started */
+    uint64_t way_posted_ns;         /* way_tuned and a trial call: when it started (0: not
+                                       timed) */
     int blocked_peer;               /* the peer the last pass waited for */
     bool blocked_on_credit;
     uint64_t moves;                 /* bumped by every progress call that moved data */
@@ -137,6 +138,13 @@ void collie_exec_restart(collie_request_t *req);
 void collie_exec_user_space_only(collie_request_t *req);
 /* The executor finished req's call on this rank (records a timed way, path_tune.c). */
 void collie_exec_finished(collie_request_t *req);
+/* Has every chunk this rank sent been consumed by its receiver?  COLLIE_OK, or
+ * COLLIE_TIMEOUT naming the peer to wait for (req->blocked_peer).  A call timed to choose
+ * between the slots and the kernel copy waits for this before its clock stops: through
+ * the slots a sender may finish while its receivers still copy out, through the kernel
+ * copy it may not (its data is read from its own buffer), so without it the trial
+ * compares the sender's part of one way with the whole of the other. */
+int collie_exec_sends_consumed(collie_request_t *req);
 /* Runs as far as possible without waiting: COLLIE_OK when finished, COLLIE_TIMEOUT when
  * it waits for a peer (req->blocked_peer), or an error. */
 int collie_exec_progress(collie_request_t *req);

@@ -59,8 +59,12 @@
 #include "base/base.h"
 
 /* The trial calls of a size class.  Below LARGE_CLASS (a power of two of bytes) the first
- * 16 calls go the user way untimed (a process's first calls pay page faults and cold
- * caches: 25-110 us for 32 KiB calls that settle at 4 after some 15 calls); then four
+ * 64 calls go the user way untimed (a process's first calls pay page faults and cold
+ * caches: 25-110 us for 32 KiB calls that settle at 4 after some 15 calls; on the Intel
+ * Xeon VM of 2026-11-28 a 32 KiB bcast at P = 2 took 84, 71, 43 ... 9 ... 5.3 us over its
+ * first 20 calls, and kernel copies timed from the 17th took 7-20 us against 3.4-3.9 from
+ * the 65th, so 16 untimed calls chose the slots where the kernel copy was 1.3x faster);
+ * then four
  * blocks of 4 calls, user, kernel, kernel, user (a trend that is still settling favours
  * neither); the first call of a block is not counted (caches cold from the other way).
  * From LARGE_CLASS a call is long and its first touches every page, and programs make
@@ -143,7 +147,7 @@ typedef struct trial_plan {
 } trial_plan;
 
 static trial_plan plan_of(int k) {
-    return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 16, 4 };
+    return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 64, 4 };
 }
 
 static int pick(collie_request_t *req, enum table table, int trial) {
@@ -174,6 +178,15 @@ int path_tune_pick_mapped(collie_request_t *req) {
 }
 
 int path_tune_sched_pick(collie_request_t *req) { return pick(req, TABLE_SCHED, TRIAL_USER_KERNEL); }
+
+static bool timed(collie_request_t *req, enum table table) {
+    const tune_class *c = class_for(req, table);
+    return c && c->trial && !c->chosen;
+}
+
+bool path_tune_timed(collie_request_t *req) { return timed(req, TABLE_DRIVER); }
+
+bool path_tune_sched_timed(collie_request_t *req) { return timed(req, TABLE_SCHED); }
 
 static const char *way_name(int way) {
     return way == PATH_KERNEL ? "the kernel copy" : way == PATH_CELLS ? "the copy cells"

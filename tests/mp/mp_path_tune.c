@@ -3,13 +3,16 @@
  * (core/path_tune.c): while the decider of a size class times both ways and after it
  * chose, every call must give the exact result, on every rank, whichever way it took.
  *
- *   collie-run -n P mp_path_tune [CALLS [rotate|mapped]]   (default 40 calls per
+ *   collie-run -n P mp_path_tune [CALLS [rotate|mapped|late]]   (default 40 calls per
  *                                  collective and size; rotate: reduce and bcast with the
  *                                  root moving every call; mapped: every rank's buffers
  *                                  collie_alloc memory, 1, 2 and 4 MiB (per block for
  *                                  allgather, alltoall and reduce_scatter_block, which
  *                                  this mode adds), where the decider times the mapped
- *                                  buffers against the copy cells)
+ *                                  buffers against the copy cells; late: bcast of 32 KiB
+ *                                  only, every rank but the root sleeping LATE_US before
+ *                                  each call, so that a root's timed call lasts at least
+ *                                  that long whichever way its data went)
  *
  * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0; with
  * `rotate`, root = call mod P: every rank decides some calls of a size class, each from its
@@ -24,8 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collie.h"
+
+/* `late`: how long every rank but the root sleeps before each call. */
+#define LATE_US 2000
 
 static double input(int rank, size_t i, int call) {
     return (double)((rank + 1) * 1000 + (int)(i % 977) + call);
@@ -53,12 +60,14 @@ static int verify(const char *what, int rank, const double *out, size_t n, int P
 }
 
 static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t n, int call,
-                    bool rotate) {
+                    bool rotate, bool late) {
     int rank = collie_rank(w), P = collie_size(w), root = rotate ? call % P : P - 1;
     for (size_t i = 0; i < n; i++) {
         in[i] = input(rank, i, call);
         out[i] = -1;
     }
+    if (late && rank != root)
+        usleep(LATE_US);
     int st;
     if (coll == 0)
         st = collie_allreduce(w, in, out, n, COLLIE_FLOAT64, COLLIE_SUM);
@@ -113,6 +122,7 @@ int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 40;
     bool rotate = argc > 2 && strcmp(argv[2], "rotate") == 0;
     bool all_mapped = argc > 2 && strcmp(argv[2], "mapped") == 0;
+    bool late = argc > 2 && strcmp(argv[2], "late") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
         return 1;
@@ -123,7 +133,7 @@ int main(int argc, char **argv) {
     static const size_t mapped_sizes[] = { 1 << 20, 2 << 20, 4 << 20 };
     const size_t *sizes = all_mapped ? mapped_sizes : mixed_sizes;
     int bad = 0;
-    for (size_t s = 0; s < 3 && !bad; s++) {
+    for (size_t s = 0; s < (late ? 1 : 3) && !bad; s++) {
         size_t n = sizes[s] / sizeof(double);
         bool mapped = all_mapped || (rank % 2 == 0 && rank != collie_size(w) - 1);
         size_t bytes = all_mapped ? sizes[s] * (size_t)collie_size(w) : sizes[s];
@@ -133,9 +143,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", rank, sizes[s]);
             return 1;
         }
-        for (int coll = rotate ? 1 : 0; coll < (all_mapped ? 6 : 3) && !bad; coll++)
+        for (int coll = late ? 2 : rotate ? 1 : 0; coll < (all_mapped ? 6 : 3) && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
-                bad = coll < 3 ? one_call(w, coll, in, out, n, call, rotate)
+                bad = coll < 3 ? one_call(w, coll, in, out, n, call, rotate, late)
                                : one_block_call(w, coll, in, out, n, call);
         if (mapped) {
             collie_free(w, in);
@@ -147,7 +157,8 @@ int main(int argc, char **argv) {
     }
     collie_finalize();
     if (!bad)
-        printf("rank %d: %d calls of each collective at 3 sizes exact%s\n", rank, calls,
-               rotate ? " (roots rotating)" : all_mapped ? " (every buffer mapped)" : "");
+        printf("rank %d: %d calls of each collective at %d sizes exact%s\n", rank, calls, late ? 1 : 3,
+               rotate ? " (roots rotating)" : all_mapped ? " (every buffer mapped)"
+                      : late ? " (bcast 32 KiB, readers late)" : "");
     return bad;
 }

@@ -15,7 +15,7 @@ set -euo pipefail
 run=$1 prog=$2 P=$3 counter=$4
 export COLLIE_ALLREDUCE_ALGO=direct_segments COLLIE_REDUCE_ALGO=direct_segments
 export COLLIE_BCAST_ALGO=direct_copy
-log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 40 2>&1) || { echo "$log" | tail -40; exit 1; }
+log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 96 2>&1) || { echo "$log" | tail -40; exit 1; }
 fail() { echo "FAIL: $*"; echo "$log" | grep -E "took|taking|exact" | tail -60; exit 1; }
 [ "$(grep -c 'calls of each collective at 3 sizes exact' <<<"$log")" = "$P" ] || fail "not every rank checked its results"
 root=$((P - 1))
@@ -47,6 +47,20 @@ for c in "allreduce 0" "reduce $root" "bcast $root"; do
   others=$(grep "debug: rank [0-9]*: $1 of [0-9]* B took" <<<"$log" | grep -vc "collie\[$2\]" || true)
   [ "$others" = 0 ] || fail "$1: ranks other than $2 timed calls"
 done
+# Readers late to every call (bcast 32 KiB through binary_tree's messages, the root
+# choosing the way of what it sends): the root's timed calls must last until its readers
+# took the data, by either way (through the slots it could else finish before they
+# arrive, and the trial would compare that with the kernel copy's whole call).  With more
+# ranks than cores a 32 KiB message never takes the kernel copy (no trial): exact only.
+log=$(COLLIE_LOG=debug COLLIE_BCAST_ALGO=binary_tree "$run" -n "$P" --timeout 240 "$prog" 96 late 2>&1) ||
+  { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'exact (bcast 32 KiB, readers late)' <<<"$log")" = "$P" ] || fail "late readers: not every rank checked"
+if [ "$P" -le "$(nproc)" ]; then
+  timed_each bcast "$root" " (late readers)" "the kernel copy" "shared memory"
+  short=$(grep "collie\[$root\] debug: rank $root: bcast of 32768 B took" <<<"$log" |
+          awk '$(NF-4) < 1000 { n++ } END { print n + 0 }')
+  [ "$short" = 0 ] || fail "late readers: $short of the root's timed calls took under 1 ms (readers sleep 2 ms)"
+fi
 # Roots moving every call: each root decides from its own timings; results still exact.
 log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'exact (roots rotating)' <<<"$log")" = "$P" ] || { echo "FAIL: rotating roots: $log"; exit 1; }
