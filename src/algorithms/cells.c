@@ -210,6 +210,12 @@ int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last) {
     return COLLIE_OK;
 }
 
+int cells_all_freed(collie_request_t *req, const cells_run *c) {
+    if (!c || !c->begun || !c->nsteps)
+        return COLLIE_OK;
+    return cells_may_write(req, c, cells_last_number(c, c->nsteps - 1) + req->team->tp->cells->ncells);
+}
+
 int cells_wait_in(collie_request_t *req, int q, uint64_t first, uint64_t last) {
     if (!cells_reached(req, q, &req->team->tp->cells->ctrl[q].in, last))
         return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;

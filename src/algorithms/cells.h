@@ -23,6 +23,12 @@ void cells_reset(cells_run *c);                          /* at every start */
 /* As collie_exec_progress: COLLIE_OK when this rank's part is done, COLLIE_TIMEOUT while
  * it waits, or an error.  Takes the call's cell steps at its first call after a reset. */
 int cells_progress(struct collie_request *req, cells_run *c);
+/* After cells_progress: COLLIE_OK once every rank freed every step of this call (has
+ * copied out of the cells all it takes from them), else COLLIE_TIMEOUT or an error.  A
+ * call timed to choose its way waits for it: through the mapped buffers or the kernel
+ * copy a rank's call ends only once its peers read its buffer, through the cells it
+ * could end while they still copy out of its cells. */
+int cells_all_freed(struct collie_request *req, const cells_run *c);
 /* The whole call is over on this rank (after any wait that follows cells_progress, such as
  * a bcast root's for its readers): times the way this rank copied into its cells
  * (core/fill_tune.c).  Harmless for a call that did not take the cells (c may be NULL). */

@@ -282,14 +282,17 @@ bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
     return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
+bool direct_timed_decider(collie_request_t *req, const direct_state *d) {
+    return d->had_choice && req->args.rank == path_tune_decider(req) && path_tune_timed(req, d->all_mapped);
+}
+
 /* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's).  The
  * other ranks mark `done` as they enter it, so in a call timed for the trial the decider
  * waits until its messages were consumed (a bcast root would else stop its clock before
  * its readers copied out; collie_exec_sends_consumed). */
 int direct_progress_slots(collie_request_t *req, direct_state *d) {
     int st = collie_exec_progress(req);
-    if (st == COLLIE_OK && d->had_choice && !d->all_mapped && req->args.rank == path_tune_decider(req) &&
-        path_tune_timed(req))
+    if (st == COLLIE_OK && direct_timed_decider(req, d))
         st = collie_exec_sends_consumed(req);
     if (st == COLLIE_OK)
         d->phase = DIRECT_WAIT_DONE;
@@ -321,8 +324,10 @@ static int progress_segments(collie_request_t *req, direct_state *d) {
     int st;
     if (d->phase == DIRECT_WAIT_READY && (st = leave_ready_segments(req, d)) != COLLIE_OK)
         return st;
-    if (d->phase == DIRECT_CELLS)
-        return cells_progress(req, d->cells);
+    if (d->phase == DIRECT_CELLS) {   /* a timed call waits for all, as the other ways do */
+        st = cells_progress(req, d->cells);
+        return st == COLLIE_OK && direct_timed_decider(req, d) ? cells_all_freed(req, d->cells) : st;
+    }
     if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;
     return direct_all_reached(req, false);

@@ -59,7 +59,10 @@ if [ "$P" -le "$(nproc)" ]; then
   timed_each bcast "$root" " (late readers)" "the kernel copy" "shared memory"
   short=$(grep "collie\[$root\] debug: rank $root: bcast of 32768 B took" <<<"$log" |
           awk '$(NF-4) < 1000 { n++ } END { print n + 0 }')
-  [ "$short" = 0 ] || fail "late readers: $short of the root's timed calls took under 1 ms (readers sleep 2 ms)"
+  # (a few may be short where the root itself was preempted for a millisecond between
+  # calls, beside other tests; without the wait 12 were: the calls through the slots
+  # that found slots free)
+  [ "$short" -le 4 ] || fail "late readers: $short of the root's timed calls took under 1 ms (readers sleep 2 ms)"
 fi
 # Roots moving every call: each root decides from its own timings; results still exact.
 log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
