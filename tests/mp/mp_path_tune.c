@@ -10,9 +10,10 @@
  *                                  allgather, alltoall and reduce_scatter_block, which
  *                                  this mode adds), where the decider times the mapped
  *                                  buffers against the copy cells; late: bcast of 32 KiB
- *                                  only, every rank but the root sleeping LATE_US before
- *                                  each call, so that a root's timed call lasts at least
- *                                  that long whichever way its data went)
+ *                                  only at P = 2, the reader sleeping LATE_US before each
+ *                                  call and marking in a shared page that it entered it;
+ *                                  the root prints the calls from which it returned
+ *                                  before its reader entered them, "early: ...")
  *
  * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0; with
  * `rotate`, root = call mod P: every rank decides some calls of a size class, each from its
@@ -26,13 +27,39 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "collie.h"
 
-/* `late`: how long every rank but the root sleeps before each call. */
+/* `late`: how long the reader sleeps before each call, and the page shared by the two
+ * ranks (children of one collie-run) where it notes the last call it entered. */
 #define LATE_US 2000
+static volatile int *late_entered;
+
+static int open_late_page(void) {
+    char name[64];
+    snprintf(name, sizeof name, "/mp_path_tune_late_%d", (int)getppid());
+    int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ftruncate(fd, 4096) != 0)
+        return -1;
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    late_entered = p;
+    return 0;
+}
+
+static void close_late_page(collie_team_t *w) {
+    char name[64];
+    collie_barrier(w);
+    snprintf(name, sizeof name, "/mp_path_tune_late_%d", (int)getppid());
+    if (collie_rank(w) == 0)
+        shm_unlink(name);
+}
 
 static double input(int rank, size_t i, int call) {
     return (double)((rank + 1) * 1000 + (int)(i % 977) + call);
@@ -66,8 +93,10 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
         in[i] = input(rank, i, call);
         out[i] = -1;
     }
-    if (late && rank != root)
+    if (late && rank != root) {
         usleep(LATE_US);
+        __atomic_store_n(late_entered, call + 1, __ATOMIC_SEQ_CST);
+    }
     int st;
     if (coll == 0)
         st = collie_allreduce(w, in, out, n, COLLIE_FLOAT64, COLLIE_SUM);
@@ -82,6 +111,8 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
     }
     if (coll == 1 && rank != root)
         return 0;
+    if (late && rank == root && __atomic_load_n(late_entered, __ATOMIC_SEQ_CST) < call + 1)
+        printf("rank %d: early: %d\n", rank, call);
     if (coll == 2 && rank == root)
         return 0;
     return verify(names[coll], rank, out, n, P, call, coll == 2 ? root : -1);
@@ -129,6 +160,12 @@ int main(int argc, char **argv) {
     }
     collie_team_t *w = collie_world();
     int rank = collie_rank(w);
+    if (late && (collie_size(w) != 2 || open_late_page() != 0)) {
+        fprintf(stderr, "rank %d: `late` needs 2 ranks and a shared page\n", rank);
+        return 1;
+    }
+    if (late)
+        collie_barrier(w);   /* both mapped the page before any call */
     static const size_t mixed_sizes[] = { 32 << 10, 256 << 10, 1 << 20 };
     static const size_t mapped_sizes[] = { 1 << 20, 2 << 20, 4 << 20 };
     const size_t *sizes = all_mapped ? mapped_sizes : mixed_sizes;
@@ -155,6 +192,8 @@ int main(int argc, char **argv) {
             free(out);
         }
     }
+    if (late)
+        close_late_page(w);
     collie_finalize();
     if (!bad)
         printf("rank %d: %d calls of each collective at %d sizes exact%s\n", rank, calls, late ? 1 : 3,
