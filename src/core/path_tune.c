@@ -64,9 +64,11 @@
  * Xeon VM of 2026-11-28 a 32 KiB bcast at P = 2 took 84, 71, 43 ... 9 ... 5.3 us over its
  * first 20 calls, and kernel copies timed from the 17th took 7-20 us against 3.4-3.9 from
  * the 65th, so 16 untimed calls chose the slots where the kernel copy was 1.3x faster);
- * then four
- * blocks of 4 calls, user, kernel, kernel, user (a trend that is still settling favours
- * neither); the first call of a block is not counted (caches cold from the other way).
+ * then four blocks of 4 calls, user, kernel, kernel, user (a trend that is still settling
+ * favours neither); the first call of a block is not counted (caches cold from the other
+ * way).  Every call of a class before its choice (the untimed ones too) ends only once
+ * its peers took what it moved, whichever way (collie_exec_sends_consumed,
+ * cells_all_freed), so that both ways are timed to the same end.
  * From LARGE_CLASS a call is long and its first touches every page, and programs make
  * few calls of such sizes (a benchmark's 100 ms is 10-20 calls of 32 MiB at P = 3-8):
  * 2 untimed calls and blocks of 2; and once the counted calls of both ways differ by
