@@ -282,17 +282,13 @@ bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
     return slots_by_size(req) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
-bool direct_timed_decider(collie_request_t *req, const direct_state *d) {
-    return d->had_choice && req->args.rank == path_tune_decider(req) && path_tune_timed(req, d->all_mapped);
-}
-
 /* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's).  The
  * other ranks mark `done` as they enter it, so in a call timed for the trial the decider
  * waits until its messages were consumed (a bcast root would else stop its clock before
  * its readers copied out; collie_exec_sends_consumed). */
 int direct_progress_slots(collie_request_t *req, direct_state *d) {
     int st = collie_exec_progress(req);
-    if (st == COLLIE_OK && direct_timed_decider(req, d))
+    if (st == COLLIE_OK && d->had_choice && path_tune_timed(req, d->all_mapped))
         st = collie_exec_sends_consumed(req);
     if (st == COLLIE_OK)
         d->phase = DIRECT_WAIT_DONE;
@@ -326,7 +322,9 @@ static int progress_segments(collie_request_t *req, direct_state *d) {
         return st;
     if (d->phase == DIRECT_CELLS) {   /* a timed call waits for all, as the other ways do */
         st = cells_progress(req, d->cells);
-        return st == COLLIE_OK && direct_timed_decider(req, d) ? cells_all_freed(req, d->cells) : st;
+        if (st == COLLIE_OK && d->had_choice && path_tune_timed(req, d->all_mapped))
+            st = cells_all_freed(req, d->cells);
+        return st;
     }
     if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)
         return st;

@@ -55,9 +55,6 @@ bool direct_pair_split(const collie_request_t *req);
  * buffers themselves? */
 bool direct_use_cells(const collie_request_t *req, direct_state *d);
 bool direct_use_slots(const collie_request_t *req, const direct_state *d);
-/* Is this rank the decider of a call timed for a trial (path_tune.c)?  Then it does not
- * end its call before the others took what it moved (the slots, the cells). */
-bool direct_timed_decider(collie_request_t *req, const direct_state *d);
 /* The slots path: the schedule, then the phase DIRECT_WAIT_DONE. */
 int direct_progress_slots(collie_request_t *req, direct_state *d);
 /* bcast `direct_copy` once posted (direct_access_bcast.c). */

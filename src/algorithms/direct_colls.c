@@ -291,11 +291,6 @@ static void unstage(collie_request_t *req, colls_state *d) {
     }
 }
 
-/* Is this rank the decider of a call timed for a trial (path_tune.c)? */
-static bool timed_decider(collie_request_t *req, const colls_state *d) {
-    return d->had_choice && req->args.rank == path_tune_decider(req) && path_tune_timed(req, d->all_mapped);
-}
-
 /* The call is over on this rank: the decider records its time for the way it took. */
 static void finish(collie_request_t *req, colls_state *d) {
     d->phase = FINISHED;
@@ -325,7 +320,8 @@ static int driver_progress(collie_request_t *req) {
     if (d->phase == SLOTS) {
         if ((st = collie_exec_progress(req)) != COLLIE_OK)
             return st;
-        if (timed_decider(req, d) && (st = collie_exec_sends_consumed(req)) != COLLIE_OK)
+        if (d->had_choice && path_tune_timed(req, d->all_mapped) &&
+            (st = collie_exec_sends_consumed(req)) != COLLIE_OK)
             return st;
         d->phase = WAIT_DONE;
     }
@@ -333,7 +329,8 @@ static int driver_progress(collie_request_t *req) {
         if ((st = cells_progress(req, d->cells)) != COLLIE_OK)
             return st;
         /* a timed call waits for all, as the other ways do (cells_all_freed) */
-        if (timed_decider(req, d) && (st = cells_all_freed(req, d->cells)) != COLLIE_OK)
+        if (d->had_choice && path_tune_timed(req, d->all_mapped) &&
+            (st = cells_all_freed(req, d->cells)) != COLLIE_OK)
             return st;
         finish(req, d);
     }

@@ -187,7 +187,7 @@ static bool timed(collie_request_t *req, enum table table) {
 }
 
 bool path_tune_timed(collie_request_t *req, bool all_mapped) {
-    return timed(req, all_mapped ? TABLE_MAPPED : TABLE_DRIVER);
+    return req->args.rank == path_tune_decider(req) && timed(req, all_mapped ? TABLE_MAPPED : TABLE_DRIVER);
 }
 
 bool path_tune_sched_timed(collie_request_t *req) { return timed(req, TABLE_SCHED); }

@@ -48,9 +48,10 @@ int path_tune_pick_mapped(collie_request_t *req);
  * (path_tune_record) or all mapped (path_tune_record_mapped). */
 void path_tune_record(collie_request_t *req, int path, uint64_t ns);
 void path_tune_record_mapped(collie_request_t *req, int path, uint64_t ns);
-/* Is req's call, on the decider, one whose time counts in a trial not yet decided (that
- * of buffers all mapped, or of the others)?  Such a call ends only once its peers took
- * what it moved (direct_timed_decider). */
+/* Is this rank the decider of req's call, and does the call's time count in a trial not
+ * yet decided (that of buffers all mapped, or of the others)?  Such a call ends only once
+ * its peers took what it moved (the direct drivers: collie_exec_sends_consumed,
+ * cells_all_freed). */
 bool path_tune_timed(collie_request_t *req, bool all_mapped);
 /* The same for the messages a rank sends in a schedule's call (executor_prepare.c): the way
  * of this rank's large messages in req's call, and its time for a call that went `path`. */
