@@ -44,11 +44,14 @@
  * trial chose the cells at some sizes where they were 1.2-2x slower).
  *
  * How: the deciding rank keeps, per collective and size class
- * (the power of two at or below the call's bytes), the best time of each way over the
- * class's first calls that had the choice (the trial plan below), then takes the
- * faster for good and logs it (COLLIE_LOG=info).  Its time is from posting the call to
- * its end on that rank; the best of several leaves out calls that waited for a late peer
- * or were descheduled.  Every rank reads the decider's choice from its board entry, so
+ * (the power of two at or below the call's bytes), a time for each way from the class's
+ * first calls that had the choice (the trial plan below: blocks of calls per way; a
+ * block's time is the median of its counted calls, with more ranks than cores the best
+ * of them, and a way's time the best of its blocks'), then
+ * takes the faster for good and logs it (COLLIE_LOG=info).  A call's time is from posting
+ * it to its end on that rank; the median and the best of two blocks leave out calls that
+ * waited for a late peer or were descheduled, and calls that found their way's buffers
+ * colder than they are once one way is taken (path_tune_block_time).  Every rank reads the decider's choice from its board entry, so
  * all take the same way; every way reduces in rank order, so the results are the same
  * bits whichever is taken.
  */
@@ -102,8 +105,14 @@ static const uint8_t trial_order[TRIALS][6] = {
 };
 static const uint8_t trial_blocks[TRIALS] = { 4, 6, 4 };
 
+/* Counted calls per block, at most (blocks of 4, the first not counted). */
+#define BLOCK_COUNTED 3
+
 typedef struct tune_class {
-    uint64_t best[PATH_WAYS];   /* per way, ns, over the counted calls */
+    uint64_t best[PATH_WAYS];   /* per way, ns: the best of its blocks' medians */
+    uint64_t block_ns[BLOCK_COUNTED];   /* the current block's counted calls */
+    uint8_t in_block;   /* how many of them */
+    uint8_t block_way;  /* their way */
     uint8_t calls;      /* calls timed so far */
     uint8_t chosen;     /* 0 until decided, then 1 + the way */
     uint8_t trial;      /* 0 until the first call, then 1 + TRIAL_* */
@@ -210,8 +219,8 @@ static void log_choice(collie_request_t *req, const tune_class *c, int counted, 
         snprintf(times, sizeof times, "with buffers that are not mapped: the kernel copy took "
                  "%.1f us, shared memory %.1f us%s", c->best[PATH_KERNEL] / 1e3,
                  c->best[PATH_USER] / 1e3, cells);
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks %s (best of %d "
-               "counted calls each): taking %s", req->args.rank,
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks %s (the best "
+               "block's median, %d counted calls each): taking %s", req->args.rank,
                table == TABLE_SCHED ? "the messages it sends in " : "",
                collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
                times, counted, way_name(way));
@@ -244,6 +253,43 @@ static bool clear_loss(const tune_class *c) {
     return x && y && (x > CLEAR_LOSS * y || y > CLEAR_LOSS * x);
 }
 
+/* Declared in path_tune.h.  Where every rank has a core, the median of a block's counted
+ * calls (of two, the slower), so that neither a call that waited for a descheduled peer
+ * nor one whose buffers were still cold from the other ways' blocks decides: on the AMD
+ * EPYC VM of 2026-11-29 overwriting 64 KiB whose lines the other core had just read took
+ * 9.7 us, reading them 1.5 (two processes, one copying into a shared buffer and the other
+ * out of it, in turn), so a block's first call through the slots, whose ring the other
+ * ways' blocks had left alone, ran faster than the ones after it: the best of the counted
+ * calls said 9.8-15.6 us for allreduce 128 KiB at P = 2 and the slots were taken at
+ * 22.7-24.7 us per call, where the median said 17.8-24.3 and the kernel copy or the cells
+ * were taken at 15.0-17.6 (3 launches each).  With more ranks than cores the best call:
+ * there a call's time is mostly which rank the scheduler ran when, calls of one way vary
+ * 2-3x within a block, and the median chose ways that then took 1.1-2.3x the time
+ * (reduce at P = 4, 512 KiB and 2 MiB).  A way's time is the best of its blocks'. */
+uint64_t path_tune_block_time(const uint64_t *ns, int n, bool median) {
+    uint64_t v[BLOCK_COUNTED];
+    if (n < 1)
+        return 0;
+    if (n > BLOCK_COUNTED)
+        n = BLOCK_COUNTED;
+    for (int i = 0; i < n; i++) {      /* insertion sort: n <= 3 */
+        uint64_t x = ns[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    return median ? v[n / 2] : v[0];
+}
+
+/* The block's time into its way's best; the next block starts empty. */
+static void close_block(tune_class *c, bool median) {
+    uint64_t t = path_tune_block_time(c->block_ns, c->in_block, median);
+    if (t && (c->best[c->block_way] == 0 || t < c->best[c->block_way]))
+        c->best[c->block_way] = t;
+    c->in_block = 0;
+}
+
 static void record(collie_request_t *req, int path, uint64_t ns, enum table table) {
     tune_class *c = class_for(req, table);
     if (!c || c->chosen || !c->trial)
@@ -254,9 +300,16 @@ static void record(collie_request_t *req, int path, uint64_t ns, enum table tabl
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
     bool counted = c->calls >= t.skip && (c->calls - t.skip) % t.block != 0;
-    if (counted && (c->best[path] == 0 || ns < c->best[path]))
-        c->best[path] = ns;
+    bool median = !req->team->tp->oversubscribed;
+    if (counted && c->in_block && c->block_way != path)
+        close_block(c, median);   /* a call that could not go its block's way ends the block */
+    if (counted && c->in_block < BLOCK_COUNTED) {
+        c->block_way = (uint8_t)path;
+        c->block_ns[c->in_block++] = ns;
+    }
     int done = ++c->calls - t.skip;   /* trial calls so far */
+    if (done > 0 && done % t.block == 0)
+        close_block(c, median);
     int per_block = t.block - 1;      /* counted calls per block */
     if (done >= blocks_of(c) * t.block)
         choose(req, c, 2 * per_block, table);

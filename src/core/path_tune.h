@@ -27,6 +27,10 @@ enum { PATH_USER = 0, PATH_KERNEL = 1, PATH_CELLS = 2, PATH_MAPPED = 3, PATH_WAY
  * the mapped buffers won everywhere below 1 MiB. */
 #define PATH_MAPPED_TRIAL_MIN (1u << 20)
 
+/* A trial block's time from its counted calls' times ns[0..n) (n <= 3; 0 for none): with
+ * `median` (every rank has a core) their median, of two the slower; else the fastest.  A
+ * way's time is the best of its blocks' times. */
+uint64_t path_tune_block_time(const uint64_t *ns, int n, bool median);
 /* Does the team choose the way per call (COLLIE_SHM_KERNEL_MIN unset)? */
 bool path_tune_on(const collie_request_t *req);
 /* The rank whose choice every rank follows for req: the root of a bcast or reduce, else

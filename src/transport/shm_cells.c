@@ -2,7 +2,7 @@
  * shm_cells.c — the copy cells of the shm transport (layout in transport.h, used by
  * algorithms/cells.c) and the setting of where the kernel single copy is used instead.
  *
- * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 4) per rank,
+ * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 8) per rank,
  * bounded per job by COLLIE_SHM_CELLS_MAX_BYTES (default 64 MiB): above it the cells shrink
  * (halved down to 16 KiB), then their number (down to 2); a job that still does not fit
  * (more than 2048 ranks at the default bound) has no cells.  Pages of /dev/shm are only

@@ -1,0 +1,159 @@
+/*
+ * test_path_tune.c — the path trial's estimator (core/path_tune.c): a block's time is the
+ * median of its counted calls where every rank has a core, else the fastest (both checked
+ * against a sort of every order of 1-3 times), and a whole trial, driven through
+ * path_tune_pick / path_tune_record with made-up times, takes the way that is fastest once
+ * taken:
+ *   - the slots fast only on the first counted call of each block (their ring left cold by
+ *     the other ways' blocks) and slower than the copy cells on every later call: the
+ *     cells (the best of the counted calls would take the slots);
+ *   - one call of the fastest way 50x slower (a descheduled peer): still that way;
+ *   - a large size class whose kernel copy loses by more than 1.5x in its first block:
+ *     decided early, the user way;
+ *   - with more ranks than cores (the transport says so) the fastest call of a block
+ *     counts: the slots of the first case are taken.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/internal.h"
+#include "core/path_tune.h"
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The reference: sort, then the middle (of two, the larger), or the first. */
+static uint64_t reference(const uint64_t *ns, int n, bool median) {
+    uint64_t v[3];
+    memcpy(v, ns, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    return median ? v[n / 2] : v[0];
+}
+
+static void block_times(void) {
+    check(path_tune_block_time(NULL, 0, true) == 0, "no counted call: time 0");
+    const uint64_t vals[3] = { 7, 3, 11 };
+    for (int median = 0; median < 2; median++)
+        for (int n = 1; n <= 3; n++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    for (int c = 0; c < 3; c++) {
+                        uint64_t ns[3] = { vals[a], vals[b], vals[c] };
+                        uint64_t got = path_tune_block_time(ns, n, median);
+                        uint64_t want = reference(ns, n, median);
+                        check(got == want, "block of %d (%llu %llu %llu), %s: %llu, want %llu", n,
+                              (unsigned long long)ns[0], (unsigned long long)ns[1],
+                              (unsigned long long)ns[2], median ? "median" : "fastest",
+                              (unsigned long long)got, (unsigned long long)want);
+                    }
+}
+
+/* A decider's request for `bytes` of allreduce on 2 ranks, on a team of its own. */
+typedef struct fake_call {
+    collie_transport tp;
+    collie_team_t team;
+    collie_request_t req;
+} fake_call;
+
+static void fake_init(fake_call *f, uint64_t bytes) {
+    memset(f, 0, sizeof *f);
+    f->tp.size = 2;
+    f->team.size = 2;
+    f->team.tp = &f->tp;
+    f->req.team = &f->team;
+    f->req.args.coll = COLL_ALLREDUCE;
+    f->req.args.bytes = bytes;
+    f->req.args.size = 2;
+}
+
+/* The time of a call's way: cost[way], but the first counted call of each block
+ * (position 1 in a block of 4, after the 64 untimed calls) takes cold[way] when set,
+ * and call number `slow_call` takes 50x. */
+typedef struct model {
+    uint64_t cost[PATH_WAYS], cold[PATH_WAYS];
+    int slow_call;
+} model;
+
+/* Runs calls until the class decided (at most 200), returns the way it took. */
+static int run_trial(fake_call *f, const model *m, bool cells_trial, int *calls_out) {
+    int prev = -1, in_block = 0;
+    for (int call = 0; call < 200; call++) {
+        int way = path_tune_pick(&f->req, cells_trial);
+        if (!path_tune_timed(&f->req, false)) {
+            *calls_out = call;
+            return way;
+        }
+        in_block = way == prev ? in_block + 1 : 0;
+        prev = way;
+        uint64_t ns = m->cost[way];
+        if (in_block == 1 && m->cold[way])
+            ns = m->cold[way];
+        if (call == m->slow_call)
+            ns *= 50;
+        path_tune_record(&f->req, way, ns);
+    }
+    *calls_out = 200;
+    return -1;
+}
+
+static void trials(void) {
+    fake_call *f = malloc(sizeof *f);
+    int calls;
+    /* the slots cold-fast on each block's first counted call (13.3 against 21 us) */
+    fake_init(f, 128 << 10);
+    model m = { .cost = { [PATH_USER] = 21000, [PATH_KERNEL] = 17500, [PATH_CELLS] = 15600 },
+                .cold = { [PATH_USER] = 13300 }, .slow_call = -1 };
+    int way = run_trial(f, &m, true, &calls);
+    check(way == PATH_CELLS, "slots fast only when cold: took way %d, want the copy cells (%d)", way,
+          PATH_CELLS);
+    check(calls > 64 && calls < 200, "the 128 KiB trial decided after %d calls", calls);
+    free(f->team.path_tune);
+
+    /* a descheduled call of the fastest way (the kernel copy, 4 us) */
+    fake_init(f, 32 << 10);
+    model d = { .cost = { [PATH_USER] = 6000, [PATH_KERNEL] = 4000 }, .slow_call = 64 + 4 + 1 };
+    way = run_trial(f, &d, false, &calls);
+    check(way == PATH_KERNEL, "one descheduled kernel-copy call: took way %d, want the kernel copy",
+          way);
+    free(f->team.path_tune);
+
+    /* the same call later in the block, and the user way fastest */
+    fake_init(f, 32 << 10);
+    model e = { .cost = { [PATH_USER] = 3000, [PATH_KERNEL] = 4000 }, .slow_call = 64 + 2 };
+    way = run_trial(f, &e, false, &calls);
+    check(way == PATH_USER, "one descheduled user-way call: took way %d, want shared memory", way);
+    free(f->team.path_tune);
+
+    /* a large class: the kernel copy 2x slower in its first block, decided at once */
+    fake_init(f, 4 << 20);
+    model g = { .cost = { [PATH_USER] = 1000000, [PATH_KERNEL] = 2000000 }, .slow_call = -1 };
+    way = run_trial(f, &g, false, &calls);
+    check(way == PATH_USER, "large class, kernel copy 2x slower: took way %d", way);
+    check(calls == 6, "large class, clear loss: decided after %d calls, want 6 (2 untimed, 2 "
+          "blocks of 2)", calls);
+    free(f->team.path_tune);
+
+    /* more ranks than cores: the first case's slots, by their fastest calls */
+    fake_init(f, 128 << 10);
+    f->tp.oversubscribed = 1;
+    way = run_trial(f, &m, true, &calls);
+    check(way == PATH_USER, "more ranks than cores, slots fast when cold: took way %d, want "
+          "shared memory (%d)", way, PATH_USER);
+    free(f->team.path_tune);
+    free(f);
+}
+
+int main(void) {
+    block_times();
+    trials();
+    if (failures)
+        printf("%d check(s) failed\n", failures);
+    else
+        printf("path trial estimator: ok\n");
+    return failures != 0;
+}
