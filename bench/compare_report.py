@@ -5,6 +5,8 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
   python3 bench/compare_report.py [--colls "C ..."] build/runs/p2/summary.csv \
       build/runs/p4/summary.csv
 
+0. Collective x team size, one column per size: collie (malloc) / best peer, reused /
+   fresh (the compact tables of docs/performance.md).
 1. Per point (collective, P, size), reused and fresh data side by side: collie (malloc
    buffers, auto's choice), the best peer (the fastest of every peer's auto and forced
    algorithms) and the ratio collie / best peer; the same ratio for collie_alloc buffers
@@ -105,6 +107,33 @@ def point_table(table):
         print(f"| {coll} | {P} | {human(size)} | " + " | ".join(cells) + " |")
 
 
+def short_size(size):
+    return human(size).replace(" ", "\u00a0")
+
+
+def matrix(table):
+    """Collective x team size rows, one column per size: collie (malloc) / best peer,
+    reused / fresh ('*': the best peer ran in a state collie had no run in)."""
+    for sizes_of in sorted({tuple(sorted({k[2] for k in table if k[1] == P and k[0] == c}))
+                            for c, P in {k[:2] for k in table}}, key=len, reverse=True):
+        rows = sorted({k[:2] for k in table
+                       if tuple(sorted({j[2] for j in table if j[:2] == k[:2]})) == sizes_of})
+        print("| coll | P | " + " | ".join(short_size(b) for b in sizes_of) + " |")
+        print("| --- | ---: |" + " ---: |" * len(sizes_of))
+        for coll, P in rows:
+            cells = []
+            for b in sizes_of:
+                parts = []
+                for d in ("reused", "fresh"):
+                    r = table.get((coll, P, b, d))
+                    x = num(r["ratio"]) if r else None
+                    mark = "\\*" if r and r.get("state_matched") == "no" else ""
+                    parts.append(ratio(x) + mark)
+                cells.append(" / ".join(parts))
+            print(f"| {coll} | {P} | " + " | ".join(cells) + " |")
+        print()
+
+
 def peer_table(table):
     print("| peer | data | points | collie ≤ peer | median collie / peer | range |")
     print("| --- | --- | ---: | ---: | ---: | --- |")
@@ -193,6 +222,7 @@ def main(argv):
     if not paths:
         sys.exit("usage: compare_report.py [--colls \"C ...\"] SUMMARY_CSV [SUMMARY_CSV ...]")
     table = load(paths, colls)
+    matrix(table)
     point_table(table)
     print()
     peer_table(table)

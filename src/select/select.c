@@ -206,9 +206,13 @@ static const rule rules[] = {
      * 6.4-10.3 (8 rounds), P = 6 6.5-8.0 against 8.7-12.1 (3), P = 8 6.6-12.8 (median 9.0)
      * against 10.3-13.0 (median 10.9; 8 rounds);
      * with more ranks than cores every rank's round waits for some rank to be scheduled,
-     * and flat's non-roots need to run only twice.  P = 3, 4 mixed (2.8-4.9 both): kept.
+     * and flat's non-roots need to run only twice.  P = 3 flat too (2026-11-29, another
+     * AMD EPYC VM, the same in turn, 10 rounds): 3.50-3.79 against 3.57-4.25 (flat faster
+     * in 8); bcast, reduce and allreduce of 8 B-4 KiB after it the same or faster.  P = 4
+     * dissemination (the same day, 4 rounds): 3.36-4.65 against flat's 3.76-5.82.
      * Above 8 ranks the log rounds (collie-sim predict); P = 2 see docs/performance.md,
      * "The barrier's exit order and small bcasts". */
+    { COLL_BARRIER, 3, 3, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, 5, 8, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
     /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
