@@ -68,7 +68,8 @@ static void copy_in(char *dst, const char *src, size_t n, int nt) {
 /* One run; prints the writer's and the reader's mean per copy. */
 static int run(size_t bytes, int ring, int turns, int nt) {
     size_t area = bytes * (size_t)ring;
-    char *shared = mmap(NULL, area + 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *shared = mmap(NULL, area + 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                        -1, 0);
     if (shared == MAP_FAILED) {
         perror("mmap");
         return 1;

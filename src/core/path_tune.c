@@ -47,13 +47,13 @@
  * (the power of two at or below the call's bytes), a time for each way from the class's
  * first calls that had the choice (the trial plan below: blocks of calls per way; a
  * block's time is the median of its counted calls, with more ranks than cores the best
- * of them, and a way's time the best of its blocks'), then
- * takes the faster for good and logs it (COLLIE_LOG=info).  A call's time is from posting
- * it to its end on that rank; the median and the best of two blocks leave out calls that
- * waited for a late peer or were descheduled, and calls that found their way's buffers
- * colder than they are once one way is taken (path_tune_block_time).  Every rank reads the decider's choice from its board entry, so
- * all take the same way; every way reduces in rank order, so the results are the same
- * bits whichever is taken.
+ * of them, and a way's time the best of its blocks'), then takes the faster for good and
+ * logs it (COLLIE_LOG=info).  A call's time is from posting it to its end on that rank;
+ * the median and the best of two blocks leave out calls that waited for a late peer or
+ * were descheduled, and calls that found their way's buffers colder than they are once
+ * one way is taken (path_tune_block_time).  Every rank reads the decider's choice from
+ * its board entry, so all take the same way; every way reduces in rank order, so the
+ * results are the same bits whichever is taken.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +109,7 @@ static const uint8_t trial_blocks[TRIALS] = { 4, 6, 4 };
 #define BLOCK_COUNTED 3
 
 typedef struct tune_class {
-    uint64_t best[PATH_WAYS];   /* per way, ns: the best of its blocks' medians */
+    uint64_t best[PATH_WAYS];   /* per way, ns: the best of its blocks' times */
     uint64_t block_ns[BLOCK_COUNTED];   /* the current block's counted calls */
     uint8_t in_block;   /* how many of them */
     uint8_t block_way;  /* their way */
@@ -219,11 +219,12 @@ static void log_choice(collie_request_t *req, const tune_class *c, int counted, 
         snprintf(times, sizeof times, "with buffers that are not mapped: the kernel copy took "
                  "%.1f us, shared memory %.1f us%s", c->best[PATH_KERNEL] / 1e3,
                  c->best[PATH_USER] / 1e3, cells);
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks %s (the best "
-               "block's median, %d counted calls each): taking %s", req->args.rank,
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s%s of %llu B up to %llu B on %d ranks %s (%d counted "
+               "calls each; the best block's %s): taking %s", req->args.rank,
                table == TABLE_SCHED ? "the messages it sends in " : "",
                collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
-               times, counted, way_name(way));
+               times, counted, req->team->tp->oversubscribed ? "fastest call" : "median",
+               way_name(way));
 }
 
 static void choose(collie_request_t *req, tune_class *c, int counted, enum table table) {
@@ -257,8 +258,8 @@ static bool clear_loss(const tune_class *c) {
  * calls (of two, the slower), so that neither a call that waited for a descheduled peer
  * nor one whose buffers were still cold from the other ways' blocks decides: on the AMD
  * EPYC VM of 2026-11-29 overwriting 64 KiB whose lines the other core had just read took
- * 9.7 us, reading them 1.5 (two processes, one copying into a shared buffer and the other
- * out of it, in turn), so a block's first call through the slots, whose ring the other
+ * 7.4-8.9 us, reading them 1.9, and 2.2 once they had rested for 32 turns
+ * (bench/overwrite_floor.c), so a block's first call through the slots, whose ring the other
  * ways' blocks had left alone, ran faster than the ones after it: the best of the counted
  * calls said 9.8-15.6 us for allreduce 128 KiB at P = 2 and the slots were taken at
  * 22.7-24.7 us per call, where the median said 17.8-24.3 and the kernel copy or the cells

@@ -109,8 +109,8 @@ static void trials(void) {
     model m = { .cost = { [PATH_USER] = 21000, [PATH_KERNEL] = 17500, [PATH_CELLS] = 15600 },
                 .cold = { [PATH_USER] = 13300 }, .slow_call = -1 };
     int way = run_trial(f, &m, true, &calls);
-    check(way == PATH_CELLS, "slots fast only when cold: took way %d, want the copy cells (%d)", way,
-          PATH_CELLS);
+    check(way == PATH_CELLS, "slots fast only when cold: took way %d, want the copy cells (%d)",
+          way, PATH_CELLS);
     check(calls > 64 && calls < 200, "the 128 KiB trial decided after %d calls", calls);
     free(f->team.path_tune);
 
