@@ -103,9 +103,14 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     c->chunk = chunk;
     c->nsteps = nsteps;
     c->width = width;
+    c->lap = cl->window / width;
+    c->ring = cl->ncells;
     c->floor = cl->step;
-    c->base = (cl->step + width - 1) / width * width;   /* a wide step's cells are adjacent */
-    cl->step = c->base + nsteps * width;
+    /* a wide step's cells are adjacent; a call that fills its window starts at the ring's
+     * first cell, so that long calls one after another keep to the same cells */
+    uint64_t align = nsteps * width >= cl->window ? cl->ncells : width;
+    c->base = (cl->step + align - 1) / align * align;
+    cl->step = nsteps ? cells_last_number(c, nsteps - 1) : c->base;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
     c->marked_done = false;
@@ -196,7 +201,9 @@ int cells_check_cell(collie_request_t *req, int q, uint64_t t) {
 
 /* Every rank freed step number last − ncells, so this rank may write its cells up to step
  * number `last`.  Numbers skipped before this call (floor, base] were never used: their
- * cells were last used at or before floor. */
+ * cells were last used at or before floor.  A number skipped inside an earlier call's laps
+ * (cells_first_number) is waited for as the next number that call used: stricter than
+ * needed, never waiting on this call. */
 int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last) {
     collie_cells *cl = req->team->tp->cells;
     uint64_t need = last > cl->ncells ? last - cl->ncells : 0;
@@ -384,7 +391,7 @@ static int move_reduction(collie_request_t *req, cells_run *c) {
         return st;
     if (c->next_red < c->next_in && (st = reduce_step(req, c)) != COLLIE_TIMEOUT)
         return st;
-    if (c->next_in < c->nsteps && c->next_in < c->next_red + req->team->tp->cells->ncells / c->width)
+    if (c->next_in < c->nsteps && c->next_in < c->next_red + c->lap)
         st = copy_in(req, c);
     return st;
 }

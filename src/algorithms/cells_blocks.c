@@ -24,9 +24,9 @@
  *     which step k copied into the cell before (on rank 0 it is its own block: each
  *     element is read, then written); later steps read only later chunks, which lie
  *     beyond it, because a chunk is at most a block.
- * A rank fills its cell of step t only when every rank freed step t − ncells, and copies
- * out step k only once every peer published it, so up to ncells / width steps are in
- * flight (width: the cells per step, 1 but at P = 2).
+ * A rank fills its cell of step t only when every rank freed the step that used the cell
+ * before, and copies out step k only once every peer published it, so up to window / width
+ * steps are in flight (width: the cells per step, 1 but at P = 2).
  *
  * Steps: as cells_step_bytes gives them, but at P = 2 a whole block per step, up to
  * step_cells adjacent cells (a wide step, as cells.c's reductions take: 512 KiB with the
@@ -237,7 +237,7 @@ int cells_blocks_move(collie_request_t *req, cells_run *c) {
     int st = COLLIE_TIMEOUT;
     if (c->next_out < c->next_in && (st = take_out(req, c)) != COLLIE_TIMEOUT)
         return st;
-    if (c->next_in < c->nsteps && c->next_in < c->next_out + req->team->tp->cells->ncells / c->width)
+    if (c->next_in < c->nsteps && c->next_in < c->next_out + c->lap)
         st = copy_in(req, c);
     return st;
 }

@@ -17,6 +17,9 @@ struct cells_run {
                                or (allgather, alltoall, reduce_scatter) of every block */
     uint64_t width;         /* cells per step (their step numbers): 1, or for a large
                                allreduce / reduce 2 or more adjacent cells (cells.c) */
+    uint64_t lap;           /* steps before the call wraps back to its first cell: the
+                               ring's window / width */
+    uint64_t ring;          /* the ring's cells (collie_cells.ncells) */
     uint64_t floor;         /* the team's last step number before this call: numbers from
                                floor + 1 to base were skipped (aligning wide steps) */
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
@@ -41,14 +44,17 @@ uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bca
  * two of them that holds it, at most `widest`. */
 uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest);
 /* Takes steps of `chunk` bytes each, `width` cells (step numbers) per step, from the team's
- * step counter (every rank the same); width divides the ring's cells. */
+ * step counter (every rank the same); width divides the ring's window and its cells. */
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
                       uint64_t width);
 
 /* The global step numbers of the call's k-th step (0-based): its first cell's and its
- * last's (the same unless the step is wide). */
+ * last's (the same unless the step is wide).  Every `lap` steps the numbers jump ahead
+ * by a whole ring less the lap's cells, so that step k + lap lands in step k's cells
+ * (numbers in between are skipped); a call of at most `lap` steps numbers them one after
+ * the other. */
 static inline uint64_t cells_first_number(const cells_run *c, uint64_t k) {
-    return c->base + k * c->width + 1;
+    return c->base + k / c->lap * c->ring + k % c->lap * c->width + 1;
 }
 static inline uint64_t cells_last_number(const cells_run *c, uint64_t k) {
     return cells_first_number(c, k) + c->width - 1;

@@ -93,6 +93,15 @@
  * steps through the cells are few and short (at 32 KiB both took the same, 3.8 us,
  * allreduce P = 2), and every trial costs calls that go the slower way. */
 #define CELLS_TRIAL_MIN (128u * 1024u)
+/* When the cells are tried, the last CELLS_WARM untimed calls go through them: a call
+ * uses a few cells of the ring and the next call the following ones (cells_impl.h), so
+ * without this the trial's cells blocks wrote cells that no call had used since set-up,
+ * cold in memory, while the slots were warm from the untimed calls.  Measured (P = 2,
+ * allreduce 128 KiB, AMD EPYC VM in its slow state, 2026-11-29): the trial timed the
+ * cells at 13.2-13.6 us, the slots 13.0-13.6, and took the slots, which then ran at 13.9
+ * against the cells' 10.8.  16 calls of 128 KiB (2 cells each) go once round the default
+ * ring of 32. */
+#define CELLS_WARM 16
 
 /* The ways of the trial blocks, in order: each way's blocks mirror around the middle, so
  * that a trend that is still settling favours none.  One order per kind of choice. */
@@ -171,6 +180,8 @@ static int pick(collie_request_t *req, enum table table, int trial) {
         return c->chosen - 1;
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
+    if (block < 0 && c->trial - 1 == TRIAL_USER_KERNEL_CELLS && c->calls + CELLS_WARM >= t.skip)
+        return PATH_CELLS;
     return block < 0 || block >= blocks_of(c) ? way_of_block(c, 0) : way_of_block(c, block);
 }
 

@@ -2,11 +2,25 @@
  * shm_cells.c — the copy cells of the shm transport (layout in transport.h, used by
  * algorithms/cells.c) and the setting of where the kernel single copy is used instead.
  *
- * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 8) per rank,
- * bounded per job by COLLIE_SHM_CELLS_MAX_BYTES (default 64 MiB): above it the cells shrink
- * (halved down to 16 KiB), then their number (down to 2); a job that still does not fit
- * (more than 2048 ranks at the default bound) has no cells.  Pages of /dev/shm are only
- * allocated when touched, so an unused cell costs nothing.
+ * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 32) per rank,
+ * of which one call cycles through at most COLLIE_SHM_CELLS_WINDOW (default 8), bounded per
+ * job by COLLIE_SHM_CELLS_MAX_BYTES (default 64 MiB): above it the ring first loses the
+ * cells beyond the window, then the cells shrink (halved down to 16 KiB), then their number
+ * (down to 2); a job that still does not fit (more than 2048 ranks at the default bound)
+ * has no cells.  Every process maps all the cells' pages when it joins (populate, below):
+ * the cells take their whole size of memory from the start.
+ *
+ * Why a ring larger than a call's window: short calls follow one another round the whole
+ * ring, so a cell is written again only after the readers' copies of it left their
+ * private caches; overwriting lines that another core has just read costs the writer
+ * 3-4x a plain copy on the AMD EPYC VM (bench/overwrite_floor, docs/performance.md).
+ * Measured at P = 2, allreduce 128 KiB through the cells, reused data: on the VM where
+ * that overwrite cost 7.4-8.9 us per 64 KiB (2026-11-28) 8.4-10.5 us with 32 cells against
+ * 15.6-24 with 8 (Intel MPI 8.7-15.7); on the VM of 2026-11-29, where it cost 0.7, the
+ * same with either (5.0-5.7 us), 32 KiB to 8 MiB within run-to-run noise at P = 2 and 4.
+ * A long call cycles its window only, and starts at the ring's first cell: with all 32
+ * cells per call allreduce 8 MiB took 958-1243 us against 812-1052, and with windows
+ * moving round the ring from call to call 504-893 against 410-665 (2026-11-29).
  *
  * Where the kernel single copy (process_vm_readv/writev) is used instead of the cells or
  * the slots for buffers that are not mapped: COLLIE_SHM_KERNEL_MIN fixes it (from that many
@@ -15,44 +29,59 @@
  * the segment's header, so all ranks agree.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "transport/shm_cells.h"
 
 /* Cells an allreduce / reduce step may span: COLLIE_SHM_CELLS_PER_STEP (default 4), made a
- * power of two that divides the ring and leaves room for two such steps in it. */
-static uint32_t widest_step(uint32_t ncells) {
+ * power of two that divides the window and leaves room for two such steps in it. */
+static uint32_t widest_step(uint32_t window) {
     long long want = collie_env_int("COLLIE_SHM_CELLS_PER_STEP", 4);
     if (want < 1 || want > 64) {
         collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS_PER_STEP=%lld: need 1 .. 64; using 4", want);
         want = 4;
     }
     uint32_t w = 1;
-    while (w * 2 <= (uint64_t)want && ncells % (w * 2) == 0 && w * 4 <= ncells)
+    while (w * 2 <= (uint64_t)want && window % (w * 2) == 0 && w * 4 <= window)
         w *= 2;
     return w;
 }
 
 void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
     long long bytes = collie_env_int("COLLIE_SHM_CELL_BYTES", 128 * 1024);
-    long long n = collie_env_int("COLLIE_SHM_CELLS", 8);
+    long long n = collie_env_int("COLLIE_SHM_CELLS", 32);
+    long long window = collie_env_int("COLLIE_SHM_CELLS_WINDOW", 8);
     long long max = collie_env_int("COLLIE_SHM_CELLS_MAX_BYTES", 64ll << 20);
     if (bytes < 4096 || bytes > (64ll << 20)) {
         collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELL_BYTES=%lld: need 4 KiB .. 64 MiB; using 128 KiB", bytes);
         bytes = 128 * 1024;
     }
     if (n < 2 || n > 64) {
-        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 8", n);
-        n = 8;
+        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 32", n);
+        n = 32;
+    }
+    if (window < 2 || window > 64) {
+        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS_WINDOW=%lld: need 2 .. 64; using 8", window);
+        window = 8;
     }
     bytes = (bytes + 63) / 64 * 64;
+    while ((long long)size * n * bytes > max && n > window)
+        n--;
     while ((long long)size * n * bytes > max && bytes > 16384)
         bytes /= 2;
     while ((long long)size * n * bytes > max && n > 2)
         n--;
     bool fits = (long long)size * n * bytes <= max && size > 1;
+    if (window > n)
+        window = n;
+    uint32_t widest = fits ? widest_step((uint32_t)window) : 0;
+    /* wide steps take adjacent cells: the ring a multiple of them, so none wraps */
+    n = widest ? n / widest * widest : n;
     cfg->ncells = fits ? (uint32_t)n : 0;
-    cfg->step_cells = fits ? widest_step((uint32_t)n) : 0;
+    cfg->window = fits ? (uint32_t)window : 0;
+    cfg->step_cells = widest;
     cfg->cell_bytes = fits ? (uint64_t)bytes : 0;
     cfg->stream = (int32_t)collie_env_int("COLLIE_SHM_STREAM", -1);
     if (cfg->stream == -1)
@@ -92,15 +121,34 @@ uint64_t collie_shm_stream_out_min(void) {
     return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
 }
 
+/* Maps every page of the cell region into this process now, rather than at a call's first
+ * touch of each: a first touch costs a page fault per 4 KiB, which made the first calls
+ * through the ring 15-20x slower (allreduce 128 KiB, P = 2: 90 us against 5 with 32
+ * cells) — and those first calls are the ones the path trial times (core/path_tune.c).
+ * MADV_POPULATE_WRITE (Linux 5.14) allocates and maps without writing the contents;
+ * without it a read of one byte per page maps the page (shared memory allocates it). */
+static void populate(char *region, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(region, bytes, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    long page = sysconf(_SC_PAGESIZE);
+    size_t step = page > 0 ? (size_t)page : 4096;
+    for (size_t at = 0; at < bytes; at += step)
+        (void)*(volatile char *)(region + at);
+}
+
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg) {
     if (!cfg->ncells)
         return COLLIE_OK;
+    populate(region, collie_shm_cells_bytes(tp->size, cfg));
     collie_cells *c = calloc(1, sizeof *c);
     if (!c)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the copy-cell table");
     size_t ctrl = ((size_t)tp->size * sizeof(collie_cell_ctrl) + 4095) & ~(size_t)4095;
     size_t check = ((size_t)tp->size * cfg->ncells * sizeof(uint32_t) + 4095) & ~(size_t)4095;
     c->ncells = cfg->ncells;
+    c->window = cfg->window;
     c->step_cells = cfg->step_cells ? cfg->step_cells : 1;
     c->cell_bytes = cfg->cell_bytes;
     c->ctrl = (collie_cell_ctrl *)region;

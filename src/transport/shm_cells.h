@@ -9,6 +9,7 @@
 
 typedef struct shm_cells_config {
     uint32_t ncells;        /* 0: no cells */
+    uint32_t window;        /* cells one call cycles through at most */
     uint32_t step_cells;    /* cells an allreduce / reduce step may span at most (1, 2, 4 …) */
     uint64_t cell_bytes;
     uint64_t kernel_min;    /* see collie_cells.kernel_min */

@@ -11,10 +11,11 @@
  * data; allreduce 2 MiB 974 -> 198 µs).  On the Intel Xeon VM of earlier sessions
  * streaming stores were no faster (bench/cells_floor; docs/performance.md).
  *
- * What it measures: the cells' own pattern.  Rank 1 (the writer) fills its ring of cells
- * step by step, PROBE_STEP bytes per step, publishing each step in probe_in; rank 0 (the
- * reader) copies every step out into private memory and frees it in probe_freed; the
- * writer refills a cell only once it is freed.  Rounds of PROBE_BYTES, the writer copying
+ * What it measures: the cells' own pattern.  Rank 1 (the writer) fills the window of cells
+ * that a long call cycles through (collie_cells.window) step by step, PROBE_STEP bytes
+ * per step, publishing each step in probe_in; rank 0 (the reader) copies every step out
+ * into private memory and frees it in probe_freed; the writer refills a cell only once it
+ * is freed.  Rounds of PROBE_BYTES, the writer copying
  * with memcpy or with streaming stores by turns (way_of), until each way has PROBE_COUNTED
  * rounds after its first (not counted) that ran between two cores: a round during which
  * both ranks ran on one core measures one core's cache, not the copy between cores, and is
@@ -80,13 +81,13 @@ static uint64_t step_bytes(const collie_cells *c) {
 static void write_rounds(collie_transport *tp, shm_header *h, char *src, uint64_t give_up) {
     const collie_cells *c = tp->cells;
     uint64_t n = step_bytes(c);
-    int32_t steps = (int32_t)(PROBE_BYTES / n), t = 0, ring = (int32_t)c->ncells;
+    int32_t steps = (int32_t)(PROBE_BYTES / n), t = 0, ring = (int32_t)c->window;
     for (int r = 0; r < PROBE_ROUNDS_MAX; r++)
         for (int32_t k = 0; k < steps; k++) {
             t++;
             if (t > ring && !wait_step(&h->probe_freed, t - ring, &h->probe_stop, give_up))
                 return;
-            char *cell = collie_cell(c, 1, (uint64_t)t);
+            char *cell = collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1));
             if (way_of(r))
                 collie_stream_copy(cell, src, n);
             else
@@ -113,7 +114,7 @@ static bool read_rounds(collie_transport *tp, shm_header *h, char *dst, uint64_t
                         probe_tally *y) {
     const collie_cells *c = tp->cells;
     uint64_t n = step_bytes(c);
-    int32_t steps = (int32_t)(PROBE_BYTES / n), t = 0;
+    int32_t steps = (int32_t)(PROBE_BYTES / n), t = 0, ring = (int32_t)c->window;
     for (int r = 0; r < PROBE_ROUNDS_MAX && !tally_done(y); r++) {
         uint64_t t0 = collie_now_ns();
         bool shared = false;
@@ -121,7 +122,7 @@ static bool read_rounds(collie_transport *tp, shm_header *h, char *dst, uint64_t
             t++;
             if (!wait_step(&h->probe_in, t, NULL, give_up))
                 return false;
-            memcpy(dst, collie_cell(c, 1, (uint64_t)t), n);
+            memcpy(dst, collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1)), n);
             shared |= atomic_load_explicit(&h->probe_cpu, memory_order_relaxed) == sched_getcpu() + 1;
             atomic_store_explicit(&h->probe_freed, t, memory_order_release);
         }

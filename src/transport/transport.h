@@ -135,6 +135,10 @@ _Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry 
  * `cell_bytes` in the job's segment, written only by that rank and read by all.  Cells are
  * used in global steps t = 1, 2, … (every rank counts the same steps: a call through the
  * cells takes the same number on every rank); step t lives in cell (t − 1) % ncells.
+ * A call's steps go through at most `window` cells: one that needs more skips step
+ * numbers so as to wrap back to its first cell (cells_impl.h), while calls that need
+ * fewer go on round the whole ring — a cell is then overwritten only after the readers'
+ * copies of it have left their private caches.
  * These words of rank r hold step numbers and only grow (each on its own cache line):
  * `in`: r wrote its data of step t into its cell; `out`: r published its reduced slice of
  * step t in its cell; `freed`: r reads no cell of step t any more (a writer reuses a cell
@@ -146,6 +150,8 @@ typedef struct collie_cell_ctrl {
 
 typedef struct collie_cells {
     uint32_t ncells;
+    uint32_t window;             /* cells one call cycles through at most (≤ ncells,
+                                    a multiple of step_cells; COLLIE_SHM_CELLS_WINDOW) */
     uint32_t step_cells;         /* an allreduce / reduce step spans at most this many
                                     adjacent cells (COLLIE_SHM_CELLS_PER_STEP, rank 0's) */
     uint64_t cell_bytes;         /* a multiple of 64 */
