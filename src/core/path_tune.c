@@ -90,18 +90,10 @@
 #define SCHED_KERNEL_MARGIN 0.9
 #define CLASSES 64
 /* The smallest call for which the cells are tried against the slots: below, a call's
- * steps through the cells are few and short (at 32 KiB both took the same, 3.8 us,
- * allreduce P = 2), and every trial costs calls that go the slower way. */
-#define CELLS_TRIAL_MIN (128u * 1024u)
-/* When the cells are tried, the last CELLS_WARM untimed calls go through them: a call
- * uses a few cells of the ring and the next call the following ones (cells_impl.h), so
- * without this the trial's cells blocks wrote cells that no call had used since set-up,
- * cold in memory, while the slots were warm from the untimed calls.  Measured (P = 2,
- * allreduce 128 KiB, AMD EPYC VM in its slow state, 2026-11-29): the trial timed the
- * cells at 13.2-13.6 us, the slots 13.0-13.6, and took the slots, which then ran at 13.9
- * against the cells' 10.8.  16 calls of 128 KiB (2 cells each) go once round the default
- * ring of 32. */
-#define CELLS_WARM 16
+ * steps through the cells are few and short, and every trial costs calls that go the
+ * slower way.  At 32 KiB, allreduce P = 2: both took the same, 3.8 us (2026-11-27); the
+ * cells 1.57 us against the slots' 1.89 (2026-11-29, once the trial warmed the cells). */
+#define CELLS_TRIAL_MIN (32u * 1024u)
 
 /* The ways of the trial blocks, in order: each way's blocks mirror around the middle, so
  * that a trend that is still settling favours none.  One order per kind of choice. */
@@ -170,6 +162,20 @@ static trial_plan plan_of(int k) {
     return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 64, 4 };
 }
 
+/* When the cells are tried, the last of the untimed calls go through them, as many as the
+ * ring has cells (a call takes at least one, so they go once round it): a call uses a few
+ * cells of the ring and the next call the following ones (cells_impl.h), so without this
+ * the trial's cells blocks wrote cells that no call had used since set-up, cold in memory,
+ * while the slots were warm from the untimed calls.  Measured (P = 2, AMD EPYC VM,
+ * 2026-11-29): allreduce 128 KiB in its slow state, the trial timed the cells at
+ * 13.2-13.6 us, the slots 13.0-13.6, and took the slots, which then ran at 13.9 against
+ * the cells' 10.8; 32 KiB with 16 warm calls (half the ring), the cells 3.2 against the
+ * slots' 2.0, then 1.57 against 1.89. */
+static bool cells_warm_up(const collie_request_t *req, const tune_class *c, trial_plan t) {
+    const collie_cells *cl = req->team->tp->cells;
+    return c->trial - 1 == TRIAL_USER_KERNEL_CELLS && cl && c->calls + (int)cl->ncells >= t.skip;
+}
+
 static int pick(collie_request_t *req, enum table table, int trial) {
     tune_class *c = class_for(req, table);
     if (!c)
@@ -180,7 +186,7 @@ static int pick(collie_request_t *req, enum table table, int trial) {
         return c->chosen - 1;
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
-    if (block < 0 && c->trial - 1 == TRIAL_USER_KERNEL_CELLS && c->calls + CELLS_WARM >= t.skip)
+    if (block < 0 && cells_warm_up(req, c, t))
         return PATH_CELLS;
     return block < 0 || block >= blocks_of(c) ? way_of_block(c, 0) : way_of_block(c, block);
 }
