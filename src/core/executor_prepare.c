@@ -64,16 +64,23 @@ static bool any_kernel_copy(const collie_request_t *req) {
 }
 
 /* How this rank's messages move (executor_impl.h use_direct).  A reduction's receiver
- * combines several senders' chunks in step, so there every rank keeps the same rule: the
- * thresholds, or never with COLLIE_SHM_KERNEL_MIN=0 (rank 0's setting).  Otherwise each
- * rank chooses for the messages it sends (its own COLLIE_SHM_KERNEL_MIN; unset: timed per
- * call, path_tune.c) and the receivers follow. */
+ * combines several senders' chunks in step, so there every rank keeps the same rule, rank
+ * 0's COLLIE_SHM_KERNEL_MIN: the kernel copy (where the thresholds allow it) for calls of
+ * at least that many bytes; unset or 0, never.  Measured (AMD EPYC VM, 2026-11-29,
+ * collie-bench --algo A --barrier-each, slowest rank, with the kernel copy against
+ * without): reduce `flat` at P = 3, 256 KiB-4 MiB, 48-49 / 198-210 / 871-930 us against
+ * 18-19 / 58-80 / 316-324; allreduce `ring` at P = 4, 1-16 MiB, 2-2.3x slower;
+ * `rabenseifner` at P = 3 2.6-4.9x.  (The reductions' own driver, direct_segments, times
+ * the kernel copy per call instead: path_tune.c.)  Otherwise each rank chooses for the
+ * messages it sends (its own COLLIE_SHM_KERNEL_MIN; unset: timed per call, path_tune.c)
+ * and the receivers follow. */
 static void decide_way(collie_request_t *req) {
     const collie_transport *tp = req->team->tp;
     if (!any_kernel_copy(req))
         return;
     if (collie_coll_has_op(req->args.coll)) {
-        req->send_user = tp->cells && tp->cells->kernel_min == UINT64_MAX;
+        uint64_t from = tp->cells ? tp->cells->kernel_min : 0;
+        req->send_user = tp->cells && (from == 0 || req->args.bytes < from);
         return;
     }
     if (tp->kernel_min_own == 0)
