@@ -28,7 +28,9 @@
  * of each size class both ways (core/path_tune.c).  Rank 0 writes the setting into
  * the segment's header, so all ranks agree.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -126,11 +128,19 @@ uint64_t collie_shm_stream_out_min(void) {
  * through the ring 15-20x slower (allreduce 128 KiB, P = 2: 90 us against 5 with 32
  * cells) — and those first calls are the ones the path trial times (core/path_tune.c).
  * MADV_POPULATE_WRITE (Linux 5.14) allocates and maps without writing the contents;
- * without it a read of one byte per page maps the page (shared memory allocates it). */
-static void populate(char *region, size_t bytes) {
+ * where the kernel does not know it, a read of one byte per page maps the page (shared
+ * memory allocates it).  Where it fails otherwise (/dev/shm too small to hold the cells:
+ * a touch would raise SIGBUS), nothing is touched and a warning says so. */
+static void populate(char *region, size_t bytes, int rank) {
 #ifdef MADV_POPULATE_WRITE
     if (madvise(region, bytes, MADV_POPULATE_WRITE) == 0)
         return;
+    if (errno != EINVAL) {
+        collie_log(COLLIE_LOG_WARN, "rank %d: cannot map the %zu bytes of the copy cells "
+                   "(%s): is /dev/shm large enough?  (COLLIE_SHM_CELLS_MAX_BYTES bounds them)",
+                   rank, bytes, strerror(errno));
+        return;
+    }
 #endif
     long page = sysconf(_SC_PAGESIZE);
     size_t step = page > 0 ? (size_t)page : 4096;
@@ -141,7 +151,7 @@ static void populate(char *region, size_t bytes) {
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg) {
     if (!cfg->ncells)
         return COLLIE_OK;
-    populate(region, collie_shm_cells_bytes(tp->size, cfg));
+    populate(region, collie_shm_cells_bytes(tp->size, cfg), tp->rank);
     collie_cells *c = calloc(1, sizeof *c);
     if (!c)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the copy-cell table");
