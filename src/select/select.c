@@ -194,9 +194,15 @@ static const rule rules[] = {
      * cells --barrier-each [--fresh-data], 256 KiB-1 MiB, 2 rounds): direct_copy took 0.4-0.9
      * of binary_tree's time at 512 KiB and 1 MiB (P = 3 1 MiB reused: 1.1-1.2); at 256 KiB no
      * consistent winner.  P = 5..8 from 256 KiB (32-256 KiB, 2 rounds): direct_copy (through
-     * the cells, direct_access.c) 0.4-0.7 at 256 KiB, 0.6-1.4 at 64-128 KiB */
+     * the cells, direct_access.c) 0.4-0.7 at 256 KiB, 0.6-1.4 at 64-128 KiB.  P = 6..8 from
+     * 128 KiB (2026-11-29, AMD EPYC VM in its 200-230 ns state, the same commands, 32-256
+     * KiB, 2-3 rounds, reused and fresh): with the ring of 32 cells direct_copy took
+     * 23-29 us at 128 KiB against binary_tree's 23-39 (P = 8: 27-29 against 26-38, P = 6
+     * 23-28 against 23-39, P = 7 26-27 against 26-31; in the 40 ns state P = 8 19.0-19.7
+     * against 22.4-27.2); P = 5 mixed (binary_tree 14-29
+     * against 20-25), kept */
     { COLL_BCAST, 3, 3, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
-    { COLL_BCAST, 5, 8, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
+    { COLL_BCAST, 5, 5, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, 1 << 20, { "direct_copy", "cells", "binary_tree", "scatter_allgather" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
