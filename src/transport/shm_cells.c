@@ -92,6 +92,19 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
         cfg->stream = 0;
 }
 
+bool collie_shm_cells_shrink(shm_cells_config *cfg) {
+    if (!cfg->ncells)
+        return false;
+    if (cfg->ncells > cfg->window) {
+        cfg->ncells = cfg->window;   /* a multiple of step_cells, as the ring was */
+        return true;
+    }
+    cfg->ncells = cfg->window = cfg->step_cells = 0;
+    cfg->cell_bytes = 0;
+    cfg->stream = 0;
+    return true;
+}
+
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg) {
     if (!cfg->ncells)
         return 0;
@@ -129,8 +142,9 @@ uint64_t collie_shm_stream_out_min(void) {
  * cells) — and those first calls are the ones the path trial times (core/path_tune.c).
  * MADV_POPULATE_WRITE (Linux 5.14) allocates and maps without writing the contents;
  * where the kernel does not know it, a read of one byte per page maps the page (shared
- * memory allocates it).  Where it fails otherwise (/dev/shm too small to hold the cells:
- * a touch would raise SIGBUS), nothing is touched and a warning says so. */
+ * memory allocates it).  Rank 0 allocated every page when it created the segment
+ * (shm_setup.c, reserve_pages); should this fail otherwise all the same (no room: a touch
+ * would raise SIGBUS), nothing is touched and a warning says so. */
 static void populate(char *region, size_t bytes, int rank) {
 #ifdef MADV_POPULATE_WRITE
     if (madvise(region, bytes, MADV_POPULATE_WRITE) == 0)

@@ -3,6 +3,7 @@
 #ifndef COLLIE_SHM_CELLS_H
 #define COLLIE_SHM_CELLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "transport/transport.h"
@@ -25,6 +26,10 @@ void collie_shm_stream_remember(bool stream);
 /* Cells per rank and their size from the environment, bounded per job; stream from
  * COLLIE_SHM_STREAM, else this process's earlier answer, else -1 (to be measured). */
 void collie_shm_cells_decide(int size, shm_cells_config *cfg);
+/* Fewer cells, for a /dev/shm that cannot hold them: the ring shrinks to its window, then
+ * the cells go (calls take the slots or the kernel copy instead).  False when there were
+ * none left to drop. */
+bool collie_shm_cells_shrink(shm_cells_config *cfg);
 /* Bytes of the cell region in the segment (page multiple). */
 size_t collie_shm_cells_bytes(int size, const shm_cells_config *cfg);
 /* COLLIE_SHM_KERNEL_MIN for a team of `size`: UINT64_MAX never (set to 0, or one rank),

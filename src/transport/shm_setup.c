@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,53 @@ static const char *env_text(const char *name) {
     return v && *v ? v : "(default)";
 }
 
+/* Free bytes of the file system that holds POSIX shared memory (0: unknown). */
+static uint64_t shm_room(void) {
+    struct statvfs v;
+    if (statvfs("/dev/shm", &v) != 0)
+        return 0;
+    return (uint64_t)v.f_bavail * v.f_frsize;
+}
+
+/* The segment takes at most 3/4 of /dev/shm's free space (the MPI library underneath,
+ * other teams and other jobs need some too; a container's is often 64 MiB): where it would
+ * take more, the copy cells shrink (collie_shm_cells_shrink), with a warning. */
+static void fit_cells(int size, size_t channels, shm_cells_config *cells) {
+    uint64_t room = shm_room();
+    size_t want = channels + collie_shm_cells_bytes(size, cells);
+    while (room && channels + collie_shm_cells_bytes(size, cells) > room / 4 * 3 &&
+           collie_shm_cells_shrink(cells))
+        ;
+    size_t got = channels + collie_shm_cells_bytes(size, cells);
+    if (got < want)
+        collie_log(COLLIE_LOG_WARN, "rank 0: /dev/shm has %llu MiB free; the shared memory of "
+                   "%d ranks takes %zu MiB instead of %zu (%s): large calls with malloc'd "
+                   "buffers may be slower; a larger /dev/shm (docker run --shm-size=1g) "
+                   "restores them", (unsigned long long)(room >> 20), size, got >> 20,
+                   want >> 20, cells->ncells ? "a ring of copy cells as short as a call's "
+                   "window" : "no copy cells");
+}
+
+/* Allocates every page of the segment now, so that a /dev/shm too small for it fails here
+ * (ENOSPC) rather than with SIGBUS at some later first touch of a page; on ENOSPC the copy
+ * cells shrink and it tries again.  0, or the error number. */
+static int reserve_pages(int fd, shm_impl *im, int size, size_t channels, shm_cells_config *cells) {
+    for (;;) {
+        int e = posix_fallocate(fd, 0, (off_t)im->bytes);
+        if (e == EINVAL || e == EOPNOTSUPP)
+            return 0;   /* cannot reserve here: pages come at first touch, as before */
+        if (e != ENOSPC || !collie_shm_cells_shrink(cells))
+            return e;
+        im->bytes = channels + collie_shm_cells_bytes(size, cells);
+        collie_log(COLLIE_LOG_WARN, "rank 0: /dev/shm is full: the shared memory of %d ranks "
+                   "shrinks to %zu MiB (%s); a larger /dev/shm (docker run --shm-size=1g) "
+                   "restores it", size, im->bytes >> 20,
+                   cells->ncells ? "copy cells of a call's window only" : "no copy cells");
+        if (ftruncate(fd, (off_t)im->bytes) != 0)
+            return errno;
+    }
+}
+
 static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
     if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
@@ -94,17 +142,25 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
     uint32_t nslots = (uint32_t)slots, slot_bytes = (uint32_t)sbytes;
     shm_cells_config cells;
     collie_shm_cells_decide(size, &cells);
-    im->bytes = channels_end(size, nslots, slot_bytes) + collie_shm_cells_bytes(size, &cells);
+    size_t channels = channels_end(size, nslots, slot_bytes);
+    fit_cells(size, channels, &cells);
+    im->bytes = channels + collie_shm_cells_bytes(size, &cells);
     int fd = shm_open(im->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return collie_fail(COLLIE_ERR_TRANSPORT, "cannot create shared memory %s: %s", im->name,
                            strerror(errno));
-    if (ftruncate(fd, (off_t)im->bytes) != 0) {
-        int e = errno;
+    int e = ftruncate(fd, (off_t)im->bytes) != 0 ? errno : 0;
+    if (!e)
+        e = reserve_pages(fd, im, size, channels, &cells);
+    if (e) {
         close(fd);
         shm_unlink(im->name);
-        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot size shared memory %s to %zu bytes: %s",
-                           im->name, im->bytes, strerror(e));
+        return collie_fail(COLLIE_ERR_TRANSPORT, "cannot allocate the %zu bytes of shared "
+                           "memory %s for %d ranks (/dev/shm has %llu bytes free): %s; the slots "
+                           "alone take %zu (COLLIE_SHM_SLOTS x COLLIE_SHM_SLOT_BYTES per pair of "
+                           "ranks): enlarge /dev/shm (docker run --shm-size=1g) or lower them",
+                           im->bytes, im->name, size, (unsigned long long)shm_room(), strerror(e),
+                           channels);
     }
     im->base = mmap(NULL, im->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
