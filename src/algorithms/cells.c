@@ -209,11 +209,16 @@ int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last) {
     uint64_t need = last > cl->ncells ? last - cl->ncells : 0;
     if (need > c->floor && need <= c->base)
         need = c->floor;
-    if (!need)
+    if (need <= cl->freed_by_all)
         return COLLIE_OK;
-    for (int q = 0; q < req->args.size; q++)
+    uint64_t least = UINT64_MAX;
+    for (int q = 0; q < req->args.size; q++) {
         if (!cells_reached(req, q, &cl->ctrl[q].freed, need))
             return direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        uint64_t v = atomic_load_explicit(&cl->ctrl[q].freed.value, memory_order_acquire);
+        least = v < least ? v : least;
+    }
+    cl->freed_by_all = least;
     return COLLIE_OK;
 }
 

@@ -159,6 +159,10 @@ typedef struct collie_cells {
     collie_cell_ctrl *ctrl;      /* [size] */
     uint32_t *check;             /* [size * ncells] */
     uint64_t step;               /* this rank: steps taken so far (the same on every rank) */
+    uint64_t freed_by_all;       /* this rank: every rank's `freed` was at least this when
+                                    last read (they only grow): a writer whose cells' last
+                                    use is at or below it need not read the other ranks'
+                                    lines again (a cache-line trip each per step) */
     uint64_t kernel_min;         /* calls of at least this many bytes whose buffers are not
                                     all mapped go single-copy (process_vm_readv/writev)
                                     rather than through the cells or the slots
