@@ -199,8 +199,7 @@ static const rule rules[] = {
      * KiB, 2-3 rounds, reused and fresh): with the ring of 32 cells direct_copy took
      * 23-29 us at 128 KiB against binary_tree's 23-39 (P = 8: 27-29 against 26-38, P = 6
      * 23-28 against 23-39, P = 7 26-27 against 26-31; in the 40 ns state P = 8 19.0-19.7
-     * against 22.4-27.2); P = 5 mixed (binary_tree 14-29
-     * against 20-25), kept */
+     * against 22.4-27.2); P = 5 mixed (binary_tree 14-29 against 20-25), kept */
     { COLL_BCAST, 3, 3, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 5, 5, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, 1 << 20, { "direct_copy", "cells", "binary_tree", "scatter_allgather" } },
