@@ -95,13 +95,16 @@ static uint64_t shm_room(void) {
     return (uint64_t)v.f_bavail * v.f_frsize;
 }
 
-/* The segment takes at most 3/4 of /dev/shm's free space (the MPI library underneath,
- * other teams and other jobs need some too; a container's is often 64 MiB): where it would
- * take more, the copy cells shrink (collie_shm_cells_shrink), with a warning. */
+/* The segment takes at most half of /dev/shm's free space (the MPI library underneath,
+ * the program's own shared windows, other teams and other jobs need it too; a container's
+ * is often 64 MiB): where it would take more, the copy cells shrink
+ * (collie_shm_cells_shrink), with a warning.  With 3/4, 8 ranks in 64 MiB kept the full
+ * ring (40 MiB) and an MPI_Win_allocate_shared of 24 MiB that plain Open MPI serves failed
+ * through the drop-in. */
 static void fit_cells(int size, size_t channels, shm_cells_config *cells) {
     uint64_t room = shm_room();
     size_t want = channels + collie_shm_cells_bytes(size, cells);
-    while (room && channels + collie_shm_cells_bytes(size, cells) > room / 4 * 3 &&
+    while (room && channels + collie_shm_cells_bytes(size, cells) > room / 2 &&
            collie_shm_cells_shrink(cells))
         ;
     size_t got = channels + collie_shm_cells_bytes(size, cells);

@@ -5,7 +5,7 @@
 # small tmpfs on /dev/shm and runs 8 ranks of collie-bench --check (allreduce, reduce, bcast
 # 8 B - 8 MiB; exact results checked):
 #   40 MiB: the ring of copy cells shrinks to a call's window (warning), results exact;
-#   16 MiB: no copy cells (warning), results exact;
+#   20 MiB: no copy cells (warning), results exact;
 #    4 MiB: not even the slots fit: every rank's run fails with an error that names
 #           /dev/shm and what to do, and no rank dies of a signal.
 # Usage: run_small_shm.sh COLLIE_RUN COLLIE_BENCH
@@ -26,7 +26,7 @@ if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
   exit 77
 fi
 fail() { echo "FAIL: $*"; echo "$out" | tail -20; exit 1; }
-for case in "40M window" "16M none"; do
+for case in "40M window" "20M none"; do
   set -- $case
   out=$(unshare -m "$0" --inner "$1" "$run" "$bench" 2>&1)
   rc=$?
