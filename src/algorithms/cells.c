@@ -74,21 +74,24 @@ void cells_free(cells_run *c) {
 
 void cells_reset(cells_run *c) { c->begun = false; }
 
-/* Bytes per step.  bcast, one copy in and one out per step: an eighth of the call, at
- * least 16 KiB, so the readers start after a short first step.  The others, whose ranks
- * all write and read and wait for two or three flags per step: a quarter, at least
- * 64 KiB — a flag wait costs a cache line's trip between cores, and that trip varies by
- * 4-10x with where the host puts two vCPUs (docs/performance.md, "The machine's state").
- * Measured at P = 2 on the AMD VM (2026-11-27, allreduce/alltoall/allgather through the
- * cells, 32 KiB - 2 MiB): with 210-220 ns trips, 128 KiB in 9.2-10.3 us against 12.8-13.7
- * in steps of n/8 and 32 KiB blocks 2.8-3.1 against 3.4-3.6; with 40 ns trips allreduce
- * 128 KiB 5.0 against 5.6, the rest within 5 %; bcast is best with the small steps in
- * both.  At most a cell; a multiple of 64 bytes when the element size divides 64, else
- * of the element size. */
+/* Bytes per step: a quarter of the call, at least 16 KiB for bcast (one copy in and one
+ * out per step, so the readers start after a short first step) and 64 KiB for the others,
+ * whose ranks all write and read and wait for two or three flags per step — a flag wait
+ * costs a cache line's trip between cores, and that trip varies by 4-10x with where the
+ * host puts two vCPUs (docs/performance.md, "The machine's state").  Measured at P = 2
+ * on the AMD VM (2026-11-27, allreduce/alltoall/allgather through the cells, 32 KiB -
+ * 2 MiB): with 210-220 ns trips, 128 KiB in 9.2-10.3 us against 12.8-13.7 in steps of
+ * n/8 and 32 KiB blocks 2.8-3.1 against 3.4-3.6; with 40 ns trips allreduce 128 KiB 5.0
+ * against 5.6, the rest within 5 %.  bcast in quarters rather than eighths (2026-11-29,
+ * P = 2, `collie-bench --coll bcast --barrier-each`, the two in turn): 128 KiB 2.73-2.90
+ * against 2.92-3.01 us with 35-40 ns trips, 6.15-6.42 against 6.77-7.56 with 200-220 ns;
+ * 256 KiB 4.74-5.24 against 5.24-5.43 (fast), the same (slow); P = 8 256 / 512 KiB 25-28
+ * / 47 against 31-32 / 54-56; from 1 MiB both are a cell.  At most a cell; a multiple
+ * of 64 bytes when the element size divides 64, else of the element size. */
 #define BCAST_STEP_MIN (16u * 1024u)
 #define STEP_MIN (64u * 1024u)
 uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bcast) {
-    uint64_t part = bcast ? bytes / 8 : bytes / 4, least = bcast ? BCAST_STEP_MIN : STEP_MIN;
+    uint64_t part = bytes / 4, least = bcast ? BCAST_STEP_MIN : STEP_MIN;
     uint64_t want = part < least ? least : part;
     uint64_t unit = 64 % elem == 0 ? 64 : elem;
     if (want > cell)
