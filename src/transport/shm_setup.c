@@ -139,12 +139,15 @@ static int reserve_pages(int fd, shm_impl *im, int size, size_t channels, shm_ce
 
 /* Maps the segment with all its pages (MAP_POPULATE): rank 0 allocated them
  * (reserve_pages), and mapping them now keeps page faults out of the first calls, which
- * path_tune.c times to choose a way.  Measured (2026-11-29, P = 2, bcast of 128 KiB as the
- * first size, 6 runs each): faulted in by the calls, the trial timed the copy cells at
- * 3.6-4.0 us and the slots at 3.1-3.9 and took the slots in 5 runs (3.2-3.5 us a call from
- * then on, against the cells' 2.7); mapped at once, it timed 2.4-2.7 and 2.5-2.9 and took
- * the cells in all 6.  The cost is at start-up: 64 ranks on 2 cores, each mapping the
- * 516 MiB segment, took 2.3 s to run one allreduce against 0.9. */
+ * path_tune.c times to choose a way (the cells' pages were already mapped at wiring,
+ * shm_cells.c; this adds the slots, the board and the control blocks).  Measured
+ * (2026-11-29, AMD EPYC VM, fast state, P = 2, a bcast of 128 KiB as the first size,
+ * COLLIE_LOG=info): faulted in by the calls, the trial took the slots in 7 of 11 runs
+ * (3.2-3.7 us a call from then on, against the cells' 2.7); mapped at once, the cells in
+ * 9 of 9.  Where the faults land in the trial was not traced: the trial's times of the two
+ * ways are close here (2.4-2.7 and 2.5-2.9 us), and they stay so.  The cost is at
+ * start-up: 64 ranks on 2 cores, each mapping the 516 MiB segment, took 2.3 s to run one
+ * allreduce against 0.9. */
 static void *map_segment(int fd, size_t bytes) {
     return mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 }
