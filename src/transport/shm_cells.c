@@ -7,7 +7,7 @@
  * job by COLLIE_SHM_CELLS_MAX_BYTES (default 64 MiB): above it the ring first loses the
  * cells beyond the window, then the cells shrink (halved down to 16 KiB), then their number
  * (down to 2); a job that still does not fit (more than 2048 ranks at the default bound)
- * has no cells.  Every process maps all the cells' pages when it joins (populate, below):
+ * has no cells.  Every process maps all the cells' pages when it joins (collie_shm_populate):
  * the cells take their whole size of memory from the start.
  *
  * Why a ring larger than a call's window: short calls follow one another round the whole
@@ -136,36 +136,40 @@ uint64_t collie_shm_stream_out_min(void) {
     return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
 }
 
-/* Maps every page of the cell region into this process now, rather than at a call's first
- * touch of each: a first touch costs a page fault per 4 KiB, which made the first calls
- * through the ring 15-20x slower (allreduce 128 KiB, P = 2: 90 us against 5 with 32
- * cells) — and those first calls are the ones the path trial times (core/path_tune.c).
- * MADV_POPULATE_WRITE (Linux 5.14) allocates and maps without writing the contents;
- * where the kernel does not know it, a read of one byte per page maps the page (shared
- * memory allocates it).  Rank 0 allocated every page when it created the segment
- * (shm_setup.c, reserve_pages); should this fail otherwise all the same (no room: a touch
- * would raise SIGBUS), nothing is touched and a warning says so. */
-static void populate(char *region, size_t bytes, int rank) {
+/* Declared in shm_cells.h.  Maps every page of [region, region + bytes) into this
+ * process now, rather than at a call's first touch of each: a first touch costs a page
+ * fault per 4 KiB, which made the first calls through the cells 15-20x slower (allreduce
+ * 128 KiB, P = 2: 90 us against 5 with 32 cells) — and those first calls are the ones the
+ * path trial times (core/path_tune.c).  MADV_POPULATE_WRITE (Linux 5.14) maps without
+ * writing the contents; where the kernel does not know it, a read of one byte per page
+ * maps the page.  Rank 0 allocated every page when it created the segment (shm_setup.c,
+ * reserve_pages); should this fail otherwise all the same (no room: a touch would raise
+ * SIGBUS), nothing is touched and a warning says so. */
+void collie_shm_populate(char *region, size_t bytes, int rank, const char *what) {
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t step = page > 0 ? (uintptr_t)page : 4096;
+    uintptr_t lo = (uintptr_t)region / step * step;
+    uintptr_t hi = ((uintptr_t)region + bytes + step - 1) / step * step;
+    if (!bytes)
+        return;
 #ifdef MADV_POPULATE_WRITE
-    if (madvise(region, bytes, MADV_POPULATE_WRITE) == 0)
+    if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0)
         return;
     if (errno != EINVAL) {
-        collie_log(COLLIE_LOG_WARN, "rank %d: cannot map the %zu bytes of the copy cells "
-                   "(%s): is /dev/shm large enough?  (COLLIE_SHM_CELLS_MAX_BYTES bounds them)",
-                   rank, bytes, strerror(errno));
+        collie_log(COLLIE_LOG_WARN, "rank %d: cannot map the %zu bytes of %s (%s): is /dev/shm "
+                   "large enough?", rank, (size_t)(hi - lo), what, strerror(errno));
         return;
     }
 #endif
-    long page = sysconf(_SC_PAGESIZE);
-    size_t step = page > 0 ? (size_t)page : 4096;
-    for (size_t at = 0; at < bytes; at += step)
-        (void)*(volatile char *)(region + at);
+    for (uintptr_t at = lo; at < hi; at += step)
+        (void)*(volatile char *)at;
 }
 
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg) {
     if (!cfg->ncells)
         return COLLIE_OK;
-    populate(region, collie_shm_cells_bytes(tp->size, cfg), tp->rank);
+    collie_shm_populate(region, collie_shm_cells_bytes(tp->size, cfg), tp->rank,
+                        "the copy cells (COLLIE_SHM_CELLS_MAX_BYTES bounds them)");
     collie_cells *c = calloc(1, sizeof *c);
     if (!c)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the copy-cell table");

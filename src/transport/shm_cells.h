@@ -38,7 +38,10 @@ uint64_t collie_shm_kernel_min(int size);
 /* COLLIE_SHM_STREAM_OUT_MIN (0: never, UINT64_MAX returned), else 3/4 of the last-level
  * cache (never if unknown or without native streaming stores). */
 uint64_t collie_shm_stream_out_min(void);
-/* Sets tp->cells to the region (tp->size set); no-op without cells. */
+/* Maps the pages of [region, region + bytes) into this process now (named `what` in the
+ * warning if that fails). */
+void collie_shm_populate(char *region, size_t bytes, int rank, const char *what);
+/* Sets tp->cells to the region (tp->size set) and maps its pages; no-op without cells. */
 int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_config *cfg);
 
 #endif

@@ -137,21 +137,6 @@ static int reserve_pages(int fd, shm_impl *im, int size, size_t channels, shm_ce
     }
 }
 
-/* Maps the segment with all its pages (MAP_POPULATE): rank 0 allocated them
- * (reserve_pages), and mapping them now keeps page faults out of the first calls, which
- * path_tune.c times to choose a way (the cells' pages were already mapped at wiring,
- * shm_cells.c; this adds the slots, the board and the control blocks).  Measured
- * (2026-11-29, AMD EPYC VM, fast state, P = 2, a bcast of 128 KiB as the first size,
- * COLLIE_LOG=info): faulted in by the calls, the trial took the slots in 7 of 11 runs
- * (3.2-3.7 us a call from then on, against the cells' 2.7); mapped at once, the cells in
- * 9 of 9.  Where the faults land in the trial was not traced: the trial's times of the two
- * ways are close here (2.4-2.7 and 2.5-2.9 us), and they stay so.  The cost is at
- * start-up: 64 ranks on 2 cores, each mapping the 516 MiB segment, took 2.3 s to run one
- * allreduce against 0.9. */
-static void *map_segment(int fd, size_t bytes) {
-    return mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-}
-
 static int create_segment(shm_impl *im, int size, long long slots, long long sbytes) {
     if (slots < 2 || slots > 1024 || (slots & (slots - 1)) || sbytes < 64 || sbytes > (64 << 20) || sbytes % 64)
         return collie_fail(COLLIE_ERR_ARG, "COLLIE_SHM_SLOTS=%.32s / COLLIE_SHM_SLOT_BYTES=%.32s: need "
@@ -180,7 +165,7 @@ static int create_segment(shm_impl *im, int size, long long slots, long long sby
                            im->bytes, im->name, size, (unsigned long long)shm_room(), strerror(e),
                            channels);
     }
-    im->base = map_segment(fd, im->bytes);
+    im->base = mmap(NULL, im->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (im->base == MAP_FAILED) {
         im->base = NULL;
@@ -220,7 +205,7 @@ static int open_segment(shm_impl *im, uint64_t deadline) {
         pause_briefly(began);
     }
     im->bytes = (size_t)st.st_size;
-    im->base = map_segment(fd, im->bytes);
+    im->base = mmap(NULL, im->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (im->base == MAP_FAILED) {
         im->base = NULL;
@@ -324,6 +309,30 @@ static int attach(collie_transport *tp, uint64_t deadline) {
     return st;
 }
 
+/* Maps now the pages of the segment that this rank touches (the cells: shm_cells.c):
+ * the header, control blocks and board, its own inbox, and its ring in every other
+ * rank's inbox — not the rings between other ranks (at P = 64 a rank maps 16 of the
+ * segment's 516 MiB of slots, and all 64 MiB of cells).  Pages left to a call's first
+ * touch put page faults into the calls path_tune.c times to choose a way.  Measured
+ * (2026-11-29, AMD EPYC VM, fast state, P = 2, a bcast of 128 KiB as the first size,
+ * COLLIE_LOG=info): with only the cells mapped, the trial took the slots in 7 of 11 runs
+ * (3.2-3.7 us a call from then on, against the cells' 2.7); with the whole segment mapped
+ * in 3 of 35, with these pages in 2 of 16 (both right after the machine changed state).
+ * Mapping the whole segment (580 MiB at P = 64) cost 64 ranks on 2 cores 2.3 s to run one
+ * allreduce, against 0.9 with only the cells mapped and 1.3 with these pages. */
+static void populate_own_pages(collie_transport *tp, char *inbox0, size_t stride) {
+    shm_impl *im = tp->impl;
+    size_t chan = collie_channel_bytes(tp->nslots, tp->slot_bytes);
+    collie_shm_populate(im->base, (size_t)(inbox0 - im->base), tp->rank, "the board");
+    collie_shm_populate(inbox0 + (size_t)tp->rank * stride, stride, tp->rank, "the slots");
+    for (int q = 0; q < tp->size; q++) {
+        if (q == tp->rank)
+            continue;
+        collie_shm_populate((char *)tp->to[q].consumed, sizeof *tp->to[q].consumed, tp->rank, "the slots");
+        collie_shm_populate(tp->to[q].slots, chan, tp->rank, "the slots");
+    }
+}
+
 static int wire(collie_transport *tp) {
     shm_impl *im = tp->impl;
     im->ctrl = (shm_ctrl *)(im->base + HEADER_BYTES);
@@ -340,6 +349,7 @@ static int wire(collie_transport *tp) {
     free(inboxes);
     if (st)
         return collie_fail(st, "cannot allocate the channel table");
+    populate_own_pages(tp, inbox0, stride);
     char *cells = im->base + channels_end(tp->size, tp->nslots, tp->slot_bytes);
     return collie_shm_cells_wire(tp, cells, &im->hdr->cells);
 }
