@@ -25,7 +25,7 @@ void direct_post(collie_request_t *req, const void *in, uint64_t in_len, const v
     collie_transport *tp = req->team->tp;
     collie_board_entry *e = &tp->board[req->args.rank];
     e->check = req->check;
-    e->pid = (int32_t)getpid();
+    e->pid = (int32_t)collie_self_pid();
     e->send_addr = (uint64_t)(uintptr_t)in;
     e->recv_addr = (uint64_t)(uintptr_t)out;
     collie_find_ref(tp, in, in_len, &e->send_ref);

@@ -2,6 +2,8 @@
 #include "base/base.h"
 #include "base/size_suffix.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,22 @@ uint64_t collie_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static _Atomic int self_pid;
+static pthread_once_t self_pid_once = PTHREAD_ONCE_INIT;
+
+static void self_pid_forget(void) { atomic_store_explicit(&self_pid, 0, memory_order_relaxed); }
+static void self_pid_watch_fork(void) { pthread_atfork(NULL, NULL, self_pid_forget); }
+
+int collie_self_pid(void) {
+    int pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
+    if (pid)
+        return pid;
+    pthread_once(&self_pid_once, self_pid_watch_fork);
+    pid = (int)getpid();
+    atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
+    return pid;
 }
 
 int collie_size_class(uint64_t bytes) {

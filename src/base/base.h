@@ -57,4 +57,8 @@ int collie_size_class(uint64_t bytes);
 /* Monotonic clock in nanoseconds. */
 uint64_t collie_now_ns(void);
 
+/* This process's id, without a system call after the first (getpid is one per call in
+ * glibc; a forked child learns its own again). */
+int collie_self_pid(void);
+
 #endif

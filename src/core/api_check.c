@@ -59,15 +59,40 @@ static int check_mapped(const call *c, const char *which, const void *buf, uint6
                        collie_dtype_name(c->dtype));
 }
 
+/* Both buffers of a call, in one msync where they lie close together (a syscall costs
+ * ~160 ns here; at P = 2 the two checks took 0.4 us of an allreduce of 64 KiB, 2.85 us
+ * against 2.45 without them, 2026-11-29): where the span from the first to the end of
+ * the second is mapped, both are; where it is not (a gap between them, or either not
+ * mapped), each is checked by itself, so the error names the buffer. */
+#define JOINT_GAP_MAX (1u << 20)
+
+static bool checked_alone(const void *buf, uint64_t bytes) {
+    return bytes >= MAPPED_CHECK_BYTES && buf && buf != COLLIE_IN_PLACE &&
+           (uintptr_t)buf + bytes > (uintptr_t)buf;
+}
+
+static int check_mapped2(const call *c, const char *w1, const void *b1, uint64_t n1,
+                         const char *w2, const void *b2, uint64_t n2) {
+    if (checked_alone(b1, n1) && checked_alone(b2, n2)) {
+        uintptr_t s1 = (uintptr_t)b1, s2 = (uintptr_t)b2, e1 = s1 + n1, e2 = s2 + n2;
+        uintptr_t lo = (s1 < s2 ? s1 : s2) & ~(uintptr_t)4095, hi = e1 > e2 ? e1 : e2;
+        if (hi - lo <= n1 + n2 + JOINT_GAP_MAX && msync((void *)lo, hi - lo, MS_ASYNC) == 0)
+            return COLLIE_OK;
+    }
+    int st = check_mapped(c, w1, b1, n1);
+    return st ? st : check_mapped(c, w2, b2, n2);
+}
+
 /* ---- the original four ------------------------------------------------------------------ */
 
 static int check_extent(const call *c, int rank) {
     uint64_t bytes = (uint64_t)c->count * collie_dtype_size(c->dtype);
-    bool at_root = c->coll == COLL_ALLREDUCE || c->coll == COLL_BCAST || rank == c->root;
-    int st = c->coll == COLL_BCAST ? COLLIE_OK : check_mapped(c, "sendbuf", c->sendbuf, bytes);
-    if (!st && at_root)
-        st = check_mapped(c, c->coll == COLL_BCAST ? "buf" : "recvbuf", c->recvbuf, bytes);
-    return st;
+    bool at_root = c->coll == COLL_ALLREDUCE || rank == c->root;
+    if (c->coll == COLL_BCAST)
+        return check_mapped(c, "buf", c->recvbuf, bytes);
+    if (at_root)
+        return check_mapped2(c, "sendbuf", c->sendbuf, bytes, "recvbuf", c->recvbuf, bytes);
+    return check_mapped(c, "sendbuf", c->sendbuf, bytes);
 }
 
 static int check_buffers4(const call *c, int rank) {
@@ -249,12 +274,14 @@ static int check_buffers(const call *c, int rank, int P) {
     if (recv_used && !c->recvbuf)
         return collie_fail(COLLIE_ERR_ARG, "%s: recvbuf is NULL but %llu bytes are to be "
                            "received", c->fn, (unsigned long long)recv);
-    int st = send_used ? check_mapped(c, "sendbuf", c->sendbuf, send) : COLLIE_OK;
-    if (!st && a.in_place && c->coll != COLL_SCATTER)
-        st = check_mapped(c, "recvbuf", c->recvbuf, send > recv ? send : recv);
-    else if (!st && recv_used)
-        st = check_mapped(c, "recvbuf", c->recvbuf, recv);
-    return st;
+    if (a.in_place && c->coll != COLL_SCATTER) {
+        int st = send_used ? check_mapped(c, "sendbuf", c->sendbuf, send) : COLLIE_OK;
+        return st ? st : check_mapped(c, "recvbuf", c->recvbuf, send > recv ? send : recv);
+    }
+    if (send_used && recv_used)
+        return check_mapped2(c, "sendbuf", c->sendbuf, send, "recvbuf", c->recvbuf, recv);
+    return send_used ? check_mapped(c, "sendbuf", c->sendbuf, send)
+         : recv_used ? check_mapped(c, "recvbuf", c->recvbuf, recv) : COLLIE_OK;
 }
 
 static int check_more(const call *c, int rank, int P) {

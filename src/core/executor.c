@@ -56,7 +56,7 @@ static bool registered(const collie_request_t *req, const char *data, uint64_t l
 static void describe_direct(collie_slot_hdr *h, const char *data, const collie_mem_ref *ref) {
     collie_slot_meta *m = collie_slot_meta_of(h);
     h->bytes |= SLOT_DIRECT;
-    m->pid = (int32_t)getpid();
+    m->pid = (int32_t)collie_self_pid();
     m->addr = (uint64_t)(uintptr_t)data;
     if (ref) {
         h->bytes |= SLOT_MAPPED;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "mp_errors.h"
 
 static void expect(err_ctx *e, int got, int want, const char *needle, const char *what)
@@ -106,6 +107,49 @@ static void count_beyond_buffer(err_ctx *e)
            COLLIE_ERR_ARG, "not mapped", "reduce count 2^37 int64, 256 B buffers");
 }
 
+/* One buffer of two runs past the end of its mapping (the other is whole): the error names
+ * that one, whether the two lie side by side (api_check.c first checks such a pair in one
+ * go) or apart.  Two valid buffers with a hole between them are no error. */
+static void one_buffer_short(err_ctx *e)
+{
+    size_t n = 256 * 1024, half = n / 2;
+    int64_t *whole = malloc(n);
+    char *left = mmap(NULL, 2 * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!whole || left == MAP_FAILED)
+        err_fail(e, "cannot allocate the buffers of one_buffer_short");
+    /* left: half, then a hole of half, then `right`: half, then a hole */
+    munmap(left + half, n + half);
+    char *right = mmap(left + n, half, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (right == MAP_FAILED)
+        err_fail(e, "cannot map the second half of one_buffer_short");
+    memset(whole, 0, n);
+    expect(e, collie_allreduce(e->team, whole, left, n / 8, COLLIE_INT64, COLLIE_SUM),
+           COLLIE_ERR_ARG, "recvbuf", "allreduce, recvbuf mapped for half the count");
+    expect(e, collie_allreduce(e->team, left, whole, n / 8, COLLIE_INT64, COLLIE_SUM),
+           COLLIE_ERR_ARG, "sendbuf", "allreduce, sendbuf mapped for half the count");
+    expect(e, collie_allreduce(e->team, left, right, n / 8, COLLIE_INT64, COLLIE_SUM),
+           COLLIE_ERR_ARG, "sendbuf", "allreduce, both mapped for half, side by side");
+    size_t block = half / (size_t)e->size / 8 * 8;   /* every rank's block fits in `right` */
+    if (block >= 64 * 1024) {
+        int64_t *mine = (int64_t *)left, *all = (int64_t *)right;
+        for (size_t i = 0; i < block / 8; i++)
+            mine[i] = (int64_t)(e->rank * 1000003 + (int)i);
+        expect(e, collie_allgather(e->team, mine, all, block / 8, COLLIE_INT64), COLLIE_OK,
+               NULL, "allgather between two valid buffers with a hole between them");
+        for (int q = 0; q < e->size; q++)
+            for (size_t i = 0; i < block / 8; i++)
+                if (all[(size_t)q * (block / 8) + i] != (int64_t)(q * 1000003 + (int)i)) {
+                    err_fail(e, "allgather around a hole: block %d element %zu wrong", q, i);
+                    q = e->size;
+                    break;
+                }
+    }
+    munmap(right, half);
+    munmap(left, half);
+    free(whole);
+}
+
 static void after_finalize(err_ctx *e)
 {
     int64_t s[4] = { 0 }, r[4];
@@ -135,6 +179,7 @@ int err_test_misuse(err_ctx *e)
     usable(e, "stale requests");
     wild_ops(e);
     count_beyond_buffer(e);
+    one_buffer_short(e);
     usable(e, "wild ops and huge counts");
     after_finalize(e);
     return e->failures ? 1 : 0;
