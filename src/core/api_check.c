@@ -44,8 +44,13 @@ size_t collie_call_own(const collie_call *c, int rank) {
  * the buffer is this rank's COLLIE_ERR_ARG, not a peer's failed read. */
 #define MAPPED_CHECK_BYTES (64u * 1024u)
 
+/* Is this buffer's extent checked at all? */
+static bool is_checked(const void *buf, uint64_t bytes) {
+    return bytes >= MAPPED_CHECK_BYTES && buf && buf != COLLIE_IN_PLACE;
+}
+
 static int check_mapped(const call *c, const char *which, const void *buf, uint64_t bytes) {
-    if (bytes < MAPPED_CHECK_BYTES || !buf || buf == COLLIE_IN_PLACE)
+    if (!is_checked(buf, bytes))
         return COLLIE_OK;
     uintptr_t start = (uintptr_t)buf, end = start + bytes, lo = start & ~(uintptr_t)4095;
     if (end < start)
@@ -66,15 +71,10 @@ static int check_mapped(const call *c, const char *which, const void *buf, uint6
  * mapped), each is checked by itself, so the error names the buffer. */
 #define JOINT_GAP_MAX (1u << 20)
 
-static bool checked_alone(const void *buf, uint64_t bytes) {
-    return bytes >= MAPPED_CHECK_BYTES && buf && buf != COLLIE_IN_PLACE &&
-           (uintptr_t)buf + bytes > (uintptr_t)buf;
-}
-
 static int check_mapped2(const call *c, const char *w1, const void *b1, uint64_t n1,
                          const char *w2, const void *b2, uint64_t n2) {
-    if (checked_alone(b1, n1) && checked_alone(b2, n2)) {
-        uintptr_t s1 = (uintptr_t)b1, s2 = (uintptr_t)b2, e1 = s1 + n1, e2 = s2 + n2;
+    uintptr_t s1 = (uintptr_t)b1, s2 = (uintptr_t)b2, e1 = s1 + n1, e2 = s2 + n2;
+    if (is_checked(b1, n1) && is_checked(b2, n2) && e1 > s1 && e2 > s2) {
         uintptr_t lo = (s1 < s2 ? s1 : s2) & ~(uintptr_t)4095, hi = e1 > e2 ? e1 : e2;
         if (hi - lo <= n1 + n2 + JOINT_GAP_MAX && msync((void *)lo, hi - lo, MS_ASYNC) == 0)
             return COLLIE_OK;
