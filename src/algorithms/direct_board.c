@@ -24,7 +24,10 @@ void direct_post(collie_request_t *req, const void *in, uint64_t in_len, const v
                  uint64_t out_len) {
     collie_transport *tp = req->team->tp;
     collie_board_entry *e = &tp->board[req->args.rank];
-    e->check = req->check;
+    /* the check first: a peer that reads this entry's fields between two reads of the check
+     * sees a change once any field of the new post is visible (direct_access_bcast.c) */
+    atomic_store_explicit((_Atomic uint32_t *)&e->check, req->check, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
     e->pid = (int32_t)collie_self_pid();
     e->send_addr = (uint64_t)(uintptr_t)in;
     e->recv_addr = (uint64_t)(uintptr_t)out;
