@@ -219,6 +219,17 @@ void collie_check_free(collie_request_t *req);
  * COLLIE_ERR_ARG naming the thread inside and its call; the team stays usable. */
 int collie_team_enter(collie_team_t *team, const char *fn);
 void collie_team_leave(collie_team_t *team);
+/* Takes a team no thread is inside for one pass of its queue from another team's wait
+ * (progress_others.c): false when a thread is inside; give it back at once. */
+bool collie_team_borrow(collie_team_t *team);
+void collie_team_give_back(collie_team_t *team);
+
+/* Calls fn on the world team and every live sub-team (team_split.c's list), under the
+ * list's lock; fn must not make or free teams. */
+void collie_teams_each(void (*fn)(collie_team_t *team, void *ctx), void *ctx);
+/* One pass over the split-phase calls pending on the process's teams other than `self`
+ * (progress_others.c): the number of those teams that still have some. */
+int collie_progress_others(collie_team_t *self);
 
 /* How the blocking calls wait for their request (api.c): collie_wait, or the waiting loop
  * of a layer that must keep other work moving meanwhile (libcollie_mpi: MPI's requests). */

@@ -219,6 +219,15 @@ static void add_sub(collie_team_t *nt) {
     pthread_mutex_unlock(&subs_lock);
 }
 
+void collie_teams_each(void (*fn)(collie_team_t *team, void *ctx), void *ctx) {
+    pthread_mutex_lock(&subs_lock);
+    if (collie_world())
+        fn(collie_world(), ctx);
+    for (collie_team_t *t = subs; t; t = t->next_sub)
+        fn(t, ctx);
+    pthread_mutex_unlock(&subs_lock);
+}
+
 /* Takes nt off the list; false when it is not there (freed by another thread). */
 static bool remove_sub(collie_team_t *nt) {
     bool found = false;

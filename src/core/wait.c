@@ -4,6 +4,8 @@
  * word the head request waits for), then yielding, then sleeping on the transport, each
  * counted from the last progress; a pure poll (timeout 0) yields and naps after
  * unproductive polls.  Dead and silent peers and the opt-in watchdog are checked here.
+ * Once its own request stops moving, a wait also moves the calls pending on the process's
+ * other teams (progress_others.c).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -135,6 +137,9 @@ static void watch_word(const collie_team_t *team) {
             cpu_relax();
 }
 
+/* The longest sleep while other teams have split-phase calls pending (progress_others.c). */
+#define OTHERS_SLICE_NS 200000ull
+
 /* Spins of the polling phase between two clock reads (a poll reacts within ~one pause). */
 #define POLLS_PER_CLOCK 32
 
@@ -164,6 +169,7 @@ static int poll_once(collie_team_t *team, collie_request_t *req) {
     if (++team->idle_polls < limit)
         return st;
     collie_wake_flush(team->tp);
+    collie_progress_others(team);   /* what the peers may wait for (progress_others.c) */
     uint64_t now = collie_now_ns();
     bool tight = now - team->poll_end_ns < POLL_TIGHT_NS;
     if (team->idle_polls < limit + POLL_NAP_AFTER || !tight)
@@ -233,11 +239,14 @@ static int test_unflushed(collie_request_t *req, int timeout_ms) {
             collie_wake_flush(team->tp);
             continue;
         }
+        /* Stopped: move the other teams' pending calls, which may be what the peers wait
+         * for; while some remain, sleep in short slices (their writes do not wake us). */
+        uint64_t nap = collie_progress_others(team) ? now + OTHERS_SLICE_NS : until;
         if (yields < team->max_yields) {
             yields++;
             collie_wake_flush(team->tp);
             sched_yield();
-        } else if ((st = sleep_once(team, req, until, outside)) != COLLIE_TIMEOUT) {
+        } else if ((st = sleep_once(team, req, nap < until ? nap : until, outside)) != COLLIE_TIMEOUT) {
             return st;
         }
         if ((st = collie_progress_queue(team, req)) != COLLIE_TIMEOUT)
