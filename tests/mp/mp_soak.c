@@ -11,19 +11,26 @@
  * scan, exscan), the element count (0, or log-uniform from 1 element to 2 MiB of data per
  * rank), the op (sum, max, bxor on int64: exact in any order), the root, in place or not
  * (where MPI allows it), the team (the world or this rank's half of a split: even and odd
- * ranks), and whether it joins a batch of 2–4 split-phase calls completed in an order also
- * drawn from the seed.  Each rank draws its own buffer kind per call: malloc'd at an
+ * ranks), and whether it joins a batch of 2–4 split-phase calls, which each rank then
+ * waits for in an order of its own (so ranks wait on different teams at once).  Each rank draws its own buffer kind per call: malloc'd at an
  * offset of 0–7 int64s, or collie_alloc memory at an offset of 0 or some cache lines.
  * Inputs are a hash of (seed, call, rank, index); every rank computes the expected output
- * of its own buffers from that hash, in plain C here, and compares every element.
+ * of its own buffers from that hash, in plain C here, and compares every element; the 8
+ * int64s after each buffer must keep their sentinel and the inputs must not change.
  *
- * Usage: collie-run -n P mp_soak [CALLS [SEED]]   (defaults 300 calls, seed 1)
+ * `threads`: two threads per process, each running its own sequence on its own copy of
+ * the world (collie_team_dup) and half of it, under COLLIE_THREAD_MULTIPLE; its
+ * collie_alloc memory then comes from the call's own team.
+ *
+ * Usage: collie-run -n P mp_soak [CALLS [SEED [threads]]]   (defaults 300 calls, seed 1)
  * Prints "mp_soak, P ranks, N calls, seed S: passed (0 failures)" on rank 0; on a mismatch
  * each rank prints the call, what it was and the first wrong element.  MP_SOAK_FROM=K
  * replays from call K (a call's draws do not depend on the calls before it);
  * MP_SOAK_VERBOSE=1 makes rank 0 print every call as it checks it.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +60,10 @@ typedef struct call {
     collie_request_t *req;
 } call;
 
-static uint64_t seed;
+static _Thread_local uint64_t seed;   /* each thread its own sequence (threads mode) */
 static int world_rank;
-static long failures;
+static _Atomic long failures;
+static bool threads_mode;            /* collie_alloc from the call's team, not the world's */
 
 static uint64_t mix(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -168,11 +176,15 @@ static bool expected(const call *c, size_t j, int64_t *want) {
 #define GUARD 8                 /* int64s after each buffer that the call must not touch */
 #define SENTINEL ((int64_t)0x5A5A5A5A5A5A5A5Bll)
 
+/* Whose collie_alloc memory: the world's (a sub-team's calls then get memory that team
+ * cannot map), or in threads mode the call's own team (threads share no team). */
+static collie_team_t *heap_of(const call *c) { return threads_mode ? c->team : collie_world(); }
+
 static int64_t *take(const call *c, size_t n, int which, void **base, bool *shared) {
     uint64_t d = draw_mine(c->step, 40 + which);
     size_t bytes = (n + GUARD + 8) * sizeof(int64_t) + 512;
     *shared = d & 1;
-    *base = *shared ? collie_alloc(collie_world(), bytes) : malloc(bytes);
+    *base = *shared ? collie_alloc(heap_of(c), bytes) : malloc(bytes);
     if (!*base) {
         fprintf(stderr, "mp_soak: rank %d: no memory for %zu bytes (%s)\n", world_rank, bytes,
                 *shared ? "collie_alloc" : "malloc");
@@ -185,9 +197,9 @@ static int64_t *take(const call *c, size_t n, int which, void **base, bool *shar
     return p;
 }
 
-static void give_back(void *base, bool shared) {
+static void give_back(const call *c, void *base, bool shared) {
     if (shared)
-        collie_free(collie_world(), base);
+        collie_free(heap_of(c), base);
     else
         free(base);
 }
@@ -294,9 +306,9 @@ static void check(const call *c) {
 
 static void release(call *c) {
     if (c->send)
-        give_back(c->send_base, c->send_shared);
+        give_back(c, c->send_base, c->send_shared);
     if (c->recv)
-        give_back(c->recv_base, c->recv_shared);
+        give_back(c, c->recv_base, c->recv_shared);
     if (c->req)
         collie_request_free(c->req);
     c->send = c->recv = NULL;
@@ -366,28 +378,28 @@ static void run_batch(call *cs, int k) {
     }
 }
 
-int main(int argc, char **argv) {
-    int calls = argc > 1 ? atoi(argv[1]) : 300;
-    seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
-    must(collie_init(), NULL, "collie_init");
-    collie_team_t *world = collie_world(), *half = NULL;
-    world_rank = collie_rank(world);
-    int P = collie_size(world);
-    if (P > 1)
-        must(collie_team_split(world, world_rank % 2, world_rank, &half), NULL, "collie_team_split");
+/* One sequence of `calls` calls on `world` and its half. */
+typedef struct sequence {
+    collie_team_t *world, *half;
+    int calls, from;
+    uint64_t seed;
+} sequence;
+
+static void *run_sequence(void *arg) {
+    const sequence *q = arg;
+    seed = q->seed;
     shape hot[HOT];
     for (int h = 0; h < HOT; h++) {
         hot[h].coll = (int)(draw(-1 - h, 3) % C_COUNT);
-        hot[h].count = draw_count(-1 - h, 8, hot[h].coll, P);
+        hot[h].count = draw_count(-1 - h, 8, hot[h].coll, collie_size(q->world));
     }
     call cs[MAX_BATCH];
-    const char *from = getenv("MP_SOAK_FROM");
-    for (int step = from ? atoi(from) : 0; step < calls;) {
+    for (int step = q->from; step < q->calls;) {
         int k = draw(step, 10) % 6 == 0 ? 2 + (int)(draw(step, 11) % (MAX_BATCH - 1)) : 1;
-        if (k > calls - step)
-            k = calls - step;
+        if (k > q->calls - step)
+            k = q->calls - step;
         for (int i = 0; i < k; i++)
-            plan(&cs[i], step + i, hot, world, half);
+            plan(&cs[i], step + i, hot, q->world, q->half);
         if (k > 1) {
             run_batch(cs, k);
         } else {
@@ -398,13 +410,55 @@ int main(int argc, char **argv) {
         }
         step += k;
     }
+    return NULL;
+}
+
+/* The world team's sequence; or (threads) two threads, each with its own copy of the world
+ * and half of it, whose waits move each other's teams when idle (progress_others.c). */
+int main(int argc, char **argv) {
+    int calls = argc > 1 ? atoi(argv[1]) : 300;
+    uint64_t seed0 = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
+    threads_mode = argc > 3 && strcmp(argv[3], "threads") == 0;
+    const char *from = getenv("MP_SOAK_FROM");
+    int provided = 0;
+    must(collie_init_thread(threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED, &provided),
+         NULL, "collie_init_thread");
+    collie_team_t *world = collie_world();
+    world_rank = collie_rank(world);
+    int P = collie_size(world), nseq = threads_mode ? 2 : 1;
+    sequence seqs[2];
+    for (int t = 0; t < nseq; t++) {
+        sequence *q = &seqs[t];
+        q->world = world;
+        q->half = NULL;
+        if (threads_mode)
+            must(collie_team_dup(world, &q->world), NULL, "collie_team_dup");
+        if (P > 1)
+            must(collie_team_split(q->world, world_rank % 2, world_rank, &q->half), NULL, "collie_team_split");
+        q->calls = calls;
+        q->from = from ? atoi(from) : 0;
+        q->seed = threads_mode ? mix(seed0 + (uint64_t)t) : seed0;
+    }
+    if (threads_mode) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, run_sequence, &seqs[1]) != 0)
+            must(COLLIE_ERR_NOMEM, NULL, "pthread_create");
+        run_sequence(&seqs[0]);
+        pthread_join(th, NULL);
+    } else {
+        run_sequence(&seqs[0]);
+    }
     int64_t mine = failures, all = 0;
     must(collie_allreduce(world, &mine, &all, 1, COLLIE_INT64, COLLIE_SUM), NULL, "the final allreduce");
     if (world_rank == 0)
-        printf("mp_soak, %d ranks, %d calls, seed %" PRIu64 ": %s (%" PRId64 " failures)\n", P, calls,
-               seed, all ? "FAILED" : "passed", all);
-    if (half)
-        collie_team_free(&half);
+        printf("mp_soak, %d ranks, %d calls%s, seed %" PRIu64 ": %s (%" PRId64 " failures)\n", P, calls,
+               threads_mode ? " in each of 2 threads" : "", seed0, all ? "FAILED" : "passed", all);
+    for (int t = 0; t < nseq; t++) {
+        if (seqs[t].half)
+            collie_team_free(&seqs[t].half);
+        if (threads_mode)
+            collie_team_free(&seqs[t].world);
+    }
     collie_finalize();
     return all ? 1 : 0;
 }
