@@ -22,7 +22,9 @@
  * the world (collie_team_dup) and half of it, under COLLIE_THREAD_MULTIPLE; its
  * collie_alloc memory then comes from the call's own team.
  *
- * Usage: collie-run -n P mp_soak [CALLS [SEED [threads]]]   (defaults 300 calls, seed 1)
+ * `vforms`: a third of the block collectives go as their v forms (mp_soak_v.c).
+ *
+ * Usage: collie-run -n P mp_soak [CALLS [SEED [threads] [vforms]]]   (defaults 300, 1)
  * Prints "mp_soak, P ranks, N calls, seed S: passed (0 failures)" on rank 0; on a mismatch
  * each rank prints the call, what it was and the first wrong element.  MP_SOAK_FROM=K
  * replays from call K (a call's draws do not depend on the calls before it);
@@ -37,35 +39,21 @@
 #include <string.h>
 
 #include "collie.h"
+#include "mp_soak.h"
 
-enum coll { C_ALLREDUCE, C_REDUCE, C_BCAST, C_BARRIER, C_ALLGATHER, C_RSB, C_ALLTOALL,
-            C_GATHER, C_SCATTER, C_SCAN, C_EXSCAN, C_COUNT };
-static const char *const coll_names[C_COUNT] = {
+static const char *const coll_names[C_ALL_COUNT] = {
     "allreduce", "reduce", "bcast", "barrier", "allgather", "reduce_scatter_block",
-    "alltoall", "gather", "scatter", "scan", "exscan" };
-enum op { O_SUM, O_MAX, O_BXOR, O_COUNT };
+    "alltoall", "gather", "scatter", "scan", "exscan",
+    "allgatherv", "reduce_scatter", "alltoallv", "gatherv", "scatterv" };
 static const char *const op_names[O_COUNT] = { "sum", "max", "bxor" };
 
-#define MAX_BYTES_PER_RANK (2u << 20)
-#define MAX_BATCH 4
-
-typedef struct call {
-    int step, coll, op, root, in_place, sub;
-    size_t count;               /* elements per rank (per block for the block collectives) */
-    collie_team_t *team;
-    int rank, size;             /* in `team` */
-    int64_t *send, *recv;       /* what the call is given (offsets applied) */
-    void *send_base, *recv_base;
-    bool send_shared, recv_shared;
-    collie_request_t *req;
-} call;
-
-static _Thread_local uint64_t seed;   /* each thread its own sequence (threads mode) */
-static int world_rank;
+_Thread_local uint64_t seed;   /* each thread its own sequence (threads mode) */
+int world_rank;
 static _Atomic long failures;
 static bool threads_mode;            /* collie_alloc from the call's team, not the world's */
+static bool vforms_mode;             /* the v forms too (mp_soak_v.c) */
 
-static uint64_t mix(uint64_t x) {
+uint64_t mix(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -73,15 +61,15 @@ static uint64_t mix(uint64_t x) {
 }
 
 /* The sequence's draws (the same on every rank) and this rank's own. */
-static uint64_t draw(int step, int what) { return mix(seed ^ mix((uint64_t)step * 64 + (uint64_t)what)); }
-static uint64_t draw_mine(int step, int what) { return mix(draw(step, what) ^ mix((uint64_t)world_rank + 1)); }
+uint64_t draw(int step, int what) { return mix(seed ^ mix((uint64_t)step * 64 + (uint64_t)what)); }
+uint64_t draw_mine(int step, int what) { return mix(draw(step, what) ^ mix((uint64_t)world_rank + 1)); }
 
 /* Input element i of rank r (in the call's team) at call `step`: 40 bits, so P sums fit. */
-static int64_t input(int step, int sub, int r, size_t i) {
+int64_t input(int step, int sub, int r, size_t i) {
     return (int64_t)(mix(seed ^ mix(((uint64_t)step << 20) ^ ((uint64_t)sub << 18) ^ (uint64_t)r) ^ i) >> 24);
 }
 
-static int64_t combine(int op, int64_t a, int64_t b) {
+int64_t combine(int op, int64_t a, int64_t b) {
     switch (op) {
     case O_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
     case O_MAX: return a > b ? a : b;
@@ -89,10 +77,10 @@ static int64_t combine(int op, int64_t a, int64_t b) {
     }
 }
 
-static collie_op_t op_handle(int op) { return op == O_SUM ? COLLIE_SUM : op == O_MAX ? COLLIE_MAX : COLLIE_BXOR; }
+collie_op_t op_handle(int op) { return op == O_SUM ? COLLIE_SUM : op == O_MAX ? COLLIE_MAX : COLLIE_BXOR; }
 
 /* op over ranks lo..hi-1 of element i. */
-static int64_t reduced(const call *c, int lo, int hi, size_t i) {
+int64_t reduced(const call *c, int lo, int hi, size_t i) {
     int64_t v = input(c->step, c->sub, lo, i);
     for (int r = lo + 1; r < hi; r++)
         v = combine(c->op, v, input(c->step, c->sub, r, i));
@@ -113,7 +101,7 @@ static bool rooted(int coll) { return coll == C_REDUCE || coll == C_BCAST || col
 static bool blocks(int coll) {
     return coll == C_ALLGATHER || coll == C_RSB || coll == C_ALLTOALL || coll == C_GATHER || coll == C_SCATTER;
 }
-static bool is_root(const call *c) { return c->rank == c->root; }
+bool is_root(const call *c) { return c->rank == c->root; }
 
 /* May this rank pass COLLIE_IN_PLACE (as MPI allows it)? */
 static bool in_place_allowed(const call *c) {
@@ -129,6 +117,10 @@ static bool in_place_allowed(const call *c) {
 
 /* Elements of the send and receive buffers this rank needs (0: the call gets NULL). */
 static void extents(const call *c, size_t *ns, size_t *nr) {
+    if (c->coll >= C_COUNT) {
+        v_extents(c, ns, nr);
+        return;
+    }
     size_t n = c->count, all = (size_t)c->size * n;
     bool ip = c->in_place;
     switch (c->coll) {
@@ -148,6 +140,8 @@ static void extents(const call *c, size_t *ns, size_t *nr) {
  * the receive buffer in place). */
 static int64_t given(const call *c, size_t j) {
     size_t n = c->count;
+    if (c->coll >= C_COUNT)
+        return v_given(c, j);
     switch (c->coll) {
     case C_ALLGATHER: return input(c->step, c->sub, c->rank, j % n);    /* in place: its block */
     default: return input(c->step, c->sub, c->rank, j);
@@ -156,6 +150,8 @@ static int64_t given(const call *c, size_t j) {
 
 /* Is element j of the receive buffer defined after the call, and what must it be? */
 static bool expected(const call *c, size_t j, int64_t *want) {
+    if (c->coll >= C_COUNT)
+        return v_expected(c, j, want);
     size_t n = c->count, q = n ? j / n : 0, i = n ? j % n : 0;
     int me = c->rank;
     switch (c->coll) {
@@ -206,6 +202,10 @@ static void give_back(const call *c, void *base, bool shared) {
 
 static void prepare(call *c) {
     size_t ns, nr;
+    if (c->coll >= C_COUNT && !v_layout(c)) {
+        fprintf(stderr, "mp_soak: rank %d: no memory for a v form's counts\n", world_rank);
+        exit(1);
+    }
     extents(c, &ns, &nr);
     c->send = ns ? take(c, ns, 0, &c->send_base, &c->send_shared) : NULL;
     c->recv = nr || c->coll == C_BCAST ? take(c, nr, 1, &c->recv_base, &c->recv_shared) : NULL;
@@ -234,6 +234,8 @@ static void prepare(call *c) {
 
 /* Blocking when req is NULL, else split-phase. */
 static int issue(call *c, collie_request_t **req) {
+    if (c->coll >= C_COUNT)
+        return v_issue(c, req);
     collie_team_t *t = c->team;
     size_t n = c->count;
     const void *sb = c->in_place && c->coll != C_SCATTER ? COLLIE_IN_PLACE : c->send;
@@ -311,6 +313,7 @@ static void release(call *c) {
         give_back(c, c->recv_base, c->recv_shared);
     if (c->req)
         collie_request_free(c->req);
+    v_free(c);   /* the v forms' arrays: after the request */
     c->send = c->recv = NULL;
     c->req = NULL;
 }
@@ -355,6 +358,11 @@ static void plan(call *c, int step, const shape *hot, collie_team_t *world, coll
     c->root = rooted(c->coll) ? (int)(draw(step, 5) % (uint64_t)c->size) : 0;
     c->in_place = in_place_allowed(c) &&
                   (rooted(c->coll) ? draw_mine(step, 7) : draw(step, 7)) % 3 == 0;
+    /* vforms: a third of the block collectives as their v form (not in place) */
+    if (vforms_mode && c->coll >= C_ALLGATHER && c->coll <= C_SCATTER && draw(step, 12) % 3 == 0) {
+        c->coll = C_COUNT + (c->coll - C_ALLGATHER);
+        c->in_place = 0;
+    }
 }
 
 /* Calls first .. first+k-1 started split-phase, waited for in this rank's own order. */
@@ -418,7 +426,10 @@ static void *run_sequence(void *arg) {
 int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 300;
     uint64_t seed0 = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
-    threads_mode = argc > 3 && strcmp(argv[3], "threads") == 0;
+    for (int a = 3; a < argc; a++) {
+        threads_mode |= strcmp(argv[a], "threads") == 0;
+        vforms_mode |= strcmp(argv[a], "vforms") == 0;
+    }
     const char *from = getenv("MP_SOAK_FROM");
     int provided = 0;
     must(collie_init_thread(threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED, &provided),
@@ -451,8 +462,9 @@ int main(int argc, char **argv) {
     int64_t mine = failures, all = 0;
     must(collie_allreduce(world, &mine, &all, 1, COLLIE_INT64, COLLIE_SUM), NULL, "the final allreduce");
     if (world_rank == 0)
-        printf("mp_soak, %d ranks, %d calls%s, seed %" PRIu64 ": %s (%" PRId64 " failures)\n", P, calls,
-               threads_mode ? " in each of 2 threads" : "", seed0, all ? "FAILED" : "passed", all);
+        printf("mp_soak, %d ranks, %d calls%s%s, seed %" PRIu64 ": %s (%" PRId64 " failures)\n", P,
+               calls, threads_mode ? " in each of 2 threads" : "", vforms_mode ? " with v forms" : "",
+               seed0, all ? "FAILED" : "passed", all);
     for (int t = 0; t < nseq; t++) {
         if (seqs[t].half)
             collie_team_free(&seqs[t].half);
