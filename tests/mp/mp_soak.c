@@ -23,8 +23,11 @@
  * collie_alloc memory then comes from the call's own team.
  *
  * `vforms`: a third of the block collectives go as their v forms (mp_soak_v.c).
+ * `persistent`: persistent requests started in a different order on every rank between the
+ * other calls (mp_soak_p.c).
  *
- * Usage: collie-run -n P mp_soak [CALLS [SEED [threads] [vforms]]]   (defaults 300, 1)
+ * Usage: collie-run -n P mp_soak [CALLS [SEED [threads] [vforms] [persistent]]]
+ *        (defaults 300 calls, seed 1)
  * Prints "mp_soak, P ranks, N calls, seed S: passed (0 failures)" on rank 0; on a mismatch
  * each rank prints the call, what it was and the first wrong element.  MP_SOAK_FROM=K
  * replays from call K (a call's draws do not depend on the calls before it);
@@ -52,6 +55,7 @@ int world_rank;
 static _Atomic long failures;
 static bool threads_mode;            /* collie_alloc from the call's team, not the world's */
 static bool vforms_mode;             /* the v forms too (mp_soak_v.c) */
+static bool persistent_mode;         /* persistent requests too (mp_soak_p.c) */
 
 uint64_t mix(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -87,24 +91,25 @@ int64_t reduced(const call *c, int lo, int hi, size_t i) {
     return v;
 }
 
-static void must(int st, const call *c, const char *what) {
+void soak_must(int st, const call *c, const char *what) {
     if (st == COLLIE_OK)
         return;
-    fprintf(stderr, "mp_soak: rank %d, call %d (%s, %zu elements): %s returned %d\n", world_rank,
-            c ? c->step : -1, c ? coll_names[c->coll] : "-", c ? c->count : 0, what, st);
+    fprintf(stderr, "mp_soak: rank %d, call %d (%s, %zu elements): %s returned %d: %s\n", world_rank,
+            c ? c->step : -1, c ? coll_names[c->coll] : "-", c ? c->count : 0, what, st,
+            collie_last_error());
     exit(1);
 }
 
 /* ---- the calls' shapes ---------------------------------------------------------------- */
 
-static bool rooted(int coll) { return coll == C_REDUCE || coll == C_BCAST || coll == C_GATHER || coll == C_SCATTER; }
+bool soak_rooted(int coll) { return coll == C_REDUCE || coll == C_BCAST || coll == C_GATHER || coll == C_SCATTER; }
 static bool blocks(int coll) {
     return coll == C_ALLGATHER || coll == C_RSB || coll == C_ALLTOALL || coll == C_GATHER || coll == C_SCATTER;
 }
 bool is_root(const call *c) { return c->rank == c->root; }
 
 /* May this rank pass COLLIE_IN_PLACE (as MPI allows it)? */
-static bool in_place_allowed(const call *c) {
+bool soak_in_place_allowed(const call *c) {
     switch (c->coll) {
     case C_ALLREDUCE: case C_ALLGATHER: case C_RSB: case C_ALLTOALL: case C_SCAN: case C_EXSCAN:
         return true;
@@ -187,10 +192,7 @@ static int64_t *take(const call *c, size_t n, int which, void **base, bool *shar
         exit(1);
     }
     size_t off = *shared ? (size_t)((d >> 1) % 4) * 64 : (size_t)((d >> 1) % 8) * sizeof(int64_t);
-    int64_t *p = (int64_t *)((char *)*base + off);
-    for (size_t j = 0; j < n + GUARD; j++)
-        p[j] = SENTINEL;
-    return p;
+    return (int64_t *)((char *)*base + off);
 }
 
 static void give_back(const call *c, void *base, bool shared) {
@@ -200,15 +202,15 @@ static void give_back(const call *c, void *base, bool shared) {
         free(base);
 }
 
-static void prepare(call *c) {
+/* The call's input for its step, and SENTINEL everywhere else in its buffers (again before
+ * every start of a persistent request). */
+void soak_fill(call *c) {
     size_t ns, nr;
-    if (c->coll >= C_COUNT && !v_layout(c)) {
-        fprintf(stderr, "mp_soak: rank %d: no memory for a v form's counts\n", world_rank);
-        exit(1);
-    }
     extents(c, &ns, &nr);
-    c->send = ns ? take(c, ns, 0, &c->send_base, &c->send_shared) : NULL;
-    c->recv = nr || c->coll == C_BCAST ? take(c, nr, 1, &c->recv_base, &c->recv_shared) : NULL;
+    for (size_t j = 0; c->send && j < ns + GUARD; j++)
+        c->send[j] = SENTINEL;
+    for (size_t j = 0; c->recv && j < nr + GUARD; j++)
+        c->recv[j] = SENTINEL;
     int64_t *in = c->in_place ? c->recv : c->send;
     size_t nin = c->in_place ? nr : ns;
     if (c->coll == C_BCAST) {
@@ -228,6 +230,18 @@ static void prepare(call *c) {
     if (c->in_place && c->coll == C_GATHER)      /* the root's block, at its place */
         for (size_t j = 0; j < nr; j++)
             c->recv[j] = j / c->count == (size_t)c->rank ? input(c->step, c->sub, c->rank, j % c->count) : SENTINEL;
+}
+
+void soak_prepare(call *c) {
+    size_t ns, nr;
+    if (c->coll >= C_COUNT && !v_layout(c)) {
+        fprintf(stderr, "mp_soak: rank %d: no memory for a v form's counts\n", world_rank);
+        exit(1);
+    }
+    extents(c, &ns, &nr);
+    c->send = ns ? take(c, ns, 0, &c->send_base, &c->send_shared) : NULL;
+    c->recv = nr || c->coll == C_BCAST ? take(c, nr, 1, &c->recv_base, &c->recv_shared) : NULL;
+    soak_fill(c);
 }
 
 /* ---- the calls -------------------------------------------------------------------------- */
@@ -261,7 +275,7 @@ static int issue(call *c, collie_request_t **req) {
 static void describe(const call *c, char *out, size_t len) {
     snprintf(out, len, "call %d: %s of %zu int64 %s, root %d, %s%s, %s team of %d (rank %d there), "
              "send %s, recv %s", c->step, coll_names[c->coll], c->count, op_names[c->op], c->root,
-             c->in_place ? "in place, " : "", c->req ? "split-phase" : "blocking",
+             c->in_place ? "in place, " : "", c->persistent ? "persistent" : c->req ? "split-phase" : "blocking",
              c->sub ? "the half" : "the world", c->size, c->rank,
              !c->send ? "none" : c->send_shared ? "collie_alloc" : "malloc",
              !c->recv ? "none" : c->recv_shared ? "collie_alloc" : "malloc");
@@ -276,7 +290,7 @@ static void fail(const call *c, const char *what, size_t j, int64_t got, int64_t
 }
 
 /* The receive buffer against the expected values, and the guards after both buffers. */
-static void check(const call *c) {
+void soak_check(const call *c) {
     if (getenv("MP_SOAK_VERBOSE") && world_rank == 0) {
         char d[400];
         describe(c, d, sizeof d);
@@ -306,7 +320,7 @@ static void check(const call *c) {
         }
 }
 
-static void release(call *c) {
+void soak_release(call *c) {
     if (c->send)
         give_back(c, c->send_base, c->send_shared);
     if (c->recv)
@@ -320,12 +334,6 @@ static void release(call *c) {
 
 /* ---- the sequence ----------------------------------------------------------------------- */
 
-#define HOT 4                   /* (collective, count) pairs that come back often */
-
-typedef struct shape {
-    int coll;
-    size_t count;
-} shape;
 
 static size_t draw_count(int step, int what, int coll, int team_size) {
     uint64_t k = draw(step, what) % 23;
@@ -355,9 +363,9 @@ static void plan(call *c, int step, const shape *hot, collie_team_t *world, coll
         c->count = draw_count(step, 8, c->coll, c->size);
     }
     c->op = (int)(draw(step, 4) % O_COUNT);
-    c->root = rooted(c->coll) ? (int)(draw(step, 5) % (uint64_t)c->size) : 0;
-    c->in_place = in_place_allowed(c) &&
-                  (rooted(c->coll) ? draw_mine(step, 7) : draw(step, 7)) % 3 == 0;
+    c->root = soak_rooted(c->coll) ? (int)(draw(step, 5) % (uint64_t)c->size) : 0;
+    c->in_place = soak_in_place_allowed(c) &&
+                  (soak_rooted(c->coll) ? draw_mine(step, 7) : draw(step, 7)) % 3 == 0;
     /* vforms: a third of the block collectives as their v form (not in place) */
     if (vforms_mode && c->coll >= C_ALLGATHER && c->coll <= C_SCATTER && draw(step, 12) % 3 == 0) {
         c->coll = C_COUNT + (c->coll - C_ALLGATHER);
@@ -369,8 +377,8 @@ static void plan(call *c, int step, const shape *hot, collie_team_t *world, coll
 static void run_batch(call *cs, int k) {
     int order[MAX_BATCH];
     for (int i = 0; i < k; i++) {
-        prepare(&cs[i]);
-        must(issue(&cs[i], &cs[i].req), &cs[i], "starting it");
+        soak_prepare(&cs[i]);
+        soak_must(issue(&cs[i], &cs[i].req), &cs[i], "starting it");
         order[i] = i;
     }
     for (int i = k - 1; i > 0; i--) {
@@ -379,10 +387,10 @@ static void run_batch(call *cs, int k) {
         order[j] = t;
     }
     for (int i = 0; i < k; i++)
-        must(collie_wait(cs[order[i]].req), &cs[order[i]], "collie_wait");
+        soak_must(collie_wait(cs[order[i]].req), &cs[order[i]], "collie_wait");
     for (int i = 0; i < k; i++) {
-        check(&cs[i]);
-        release(&cs[i]);
+        soak_check(&cs[i]);
+        soak_release(&cs[i]);
     }
 }
 
@@ -401,8 +409,15 @@ static void *run_sequence(void *arg) {
         hot[h].coll = (int)(draw(-1 - h, 3) % C_COUNT);
         hot[h].count = draw_count(-1 - h, 8, hot[h].coll, collie_size(q->world));
     }
+    pers_set ps = { .n = 0 };
+    if (persistent_mode)
+        pers_begin(&ps, hot, q->world, q->half);
     call cs[MAX_BATCH];
     for (int step = q->from; step < q->calls;) {
+        if (pers_step(&ps, step)) {
+            step++;
+            continue;
+        }
         int k = draw(step, 10) % 6 == 0 ? 2 + (int)(draw(step, 11) % (MAX_BATCH - 1)) : 1;
         if (k > q->calls - step)
             k = q->calls - step;
@@ -411,13 +426,14 @@ static void *run_sequence(void *arg) {
         if (k > 1) {
             run_batch(cs, k);
         } else {
-            prepare(&cs[0]);
-            must(issue(&cs[0], NULL), &cs[0], "the call");
-            check(&cs[0]);
-            release(&cs[0]);
+            soak_prepare(&cs[0]);
+            soak_must(issue(&cs[0], NULL), &cs[0], "the call");
+            soak_check(&cs[0]);
+            soak_release(&cs[0]);
         }
         step += k;
     }
+    pers_end(&ps);
     return NULL;
 }
 
@@ -429,10 +445,11 @@ int main(int argc, char **argv) {
     for (int a = 3; a < argc; a++) {
         threads_mode |= strcmp(argv[a], "threads") == 0;
         vforms_mode |= strcmp(argv[a], "vforms") == 0;
+        persistent_mode |= strcmp(argv[a], "persistent") == 0;
     }
     const char *from = getenv("MP_SOAK_FROM");
     int provided = 0;
-    must(collie_init_thread(threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED, &provided),
+    soak_must(collie_init_thread(threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED, &provided),
          NULL, "collie_init_thread");
     collie_team_t *world = collie_world();
     world_rank = collie_rank(world);
@@ -443,9 +460,9 @@ int main(int argc, char **argv) {
         q->world = world;
         q->half = NULL;
         if (threads_mode)
-            must(collie_team_dup(world, &q->world), NULL, "collie_team_dup");
+            soak_must(collie_team_dup(world, &q->world), NULL, "collie_team_dup");
         if (P > 1)
-            must(collie_team_split(q->world, world_rank % 2, world_rank, &q->half), NULL, "collie_team_split");
+            soak_must(collie_team_split(q->world, world_rank % 2, world_rank, &q->half), NULL, "collie_team_split");
         q->calls = calls;
         q->from = from ? atoi(from) : 0;
         q->seed = threads_mode ? mix(seed0 + (uint64_t)t) : seed0;
@@ -453,18 +470,18 @@ int main(int argc, char **argv) {
     if (threads_mode) {
         pthread_t th;
         if (pthread_create(&th, NULL, run_sequence, &seqs[1]) != 0)
-            must(COLLIE_ERR_NOMEM, NULL, "pthread_create");
+            soak_must(COLLIE_ERR_NOMEM, NULL, "pthread_create");
         run_sequence(&seqs[0]);
         pthread_join(th, NULL);
     } else {
         run_sequence(&seqs[0]);
     }
     int64_t mine = failures, all = 0;
-    must(collie_allreduce(world, &mine, &all, 1, COLLIE_INT64, COLLIE_SUM), NULL, "the final allreduce");
+    soak_must(collie_allreduce(world, &mine, &all, 1, COLLIE_INT64, COLLIE_SUM), NULL, "the final allreduce");
     if (world_rank == 0)
-        printf("mp_soak, %d ranks, %d calls%s%s, seed %" PRIu64 ": %s (%" PRId64 " failures)\n", P,
-               calls, threads_mode ? " in each of 2 threads" : "", vforms_mode ? " with v forms" : "",
-               seed0, all ? "FAILED" : "passed", all);
+        printf("mp_soak, %d ranks, %d calls%s%s%s, seed %" PRIu64 ": %s (%" PRId64 " failures)\n",
+               P, calls, threads_mode ? " in each of 2 threads" : "", vforms_mode ? ", v forms" : "",
+               persistent_mode ? ", persistent" : "", seed0, all ? "FAILED" : "passed", all);
     for (int t = 0; t < nseq; t++) {
         if (seqs[t].half)
             collie_team_free(&seqs[t].half);

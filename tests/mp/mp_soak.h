@@ -40,8 +40,16 @@ typedef struct call {
     void *send_base, *recv_base;
     bool send_shared, recv_shared;
     collie_request_t *req;
+    bool persistent;            /* req is a collie_*_init request (mp_soak_p.c) */
     vlayout v;
 } call;
+
+/* A (collective, count) pair that comes back often in a sequence. */
+typedef struct shape {
+    int coll;
+    size_t count;
+} shape;
+#define HOT 4
 
 extern _Thread_local uint64_t seed;
 extern int world_rank;
@@ -56,6 +64,29 @@ int64_t input(int step, int sub, int r, size_t i);
 int64_t reduced(const call *c, int lo, int hi, size_t i);
 collie_op_t op_handle(int op);
 bool is_root(const call *c);
+
+/* mp_soak.c: a call's buffers and input (soak_prepare), its input and sentinels again
+ * (soak_fill), the check of its results, its release (buffers, request, layout), and
+ * exit on an error status. */
+void soak_prepare(call *c);
+void soak_fill(call *c);
+void soak_check(const call *c);
+void soak_release(call *c);
+void soak_must(int st, const call *c, const char *what);
+bool soak_in_place_allowed(const call *c);
+bool soak_rooted(int coll);
+
+/* mp_soak_p.c (`persistent`): HOT persistent requests made at the start of a sequence, in
+ * the same order on every rank, on the world or its half; at some steps a few of them are
+ * started in an order of each rank's own and waited for in another (matched by
+ * initialization order, as MPI-4's persistent collectives), with new input each time. */
+typedef struct pers_set {
+    call pc[HOT];
+    int n;
+} pers_set;
+void pers_begin(pers_set *ps, const shape *hot, collie_team_t *world, collie_team_t *half);
+bool pers_step(pers_set *ps, int step);   /* true when `step` was theirs */
+void pers_end(pers_set *ps);
 
 /* mp_soak_v.c: the v forms' layout (planned on every rank from the draws), buffers'
  * extents, inputs, expected outputs (SENTINEL in the gaps), the call, and the layout's
