@@ -59,6 +59,21 @@ static _Thread_local peer_map maps[PEER_MAPS];
 static _Thread_local uint64_t map_clock;
 static _Atomic bool map_failed_logged;
 
+/* A thread's mappings go when it ends (a key's destructor; the thread's own variables are
+ * still there when it runs): else every thread that ever read a peer's block kept up to
+ * PEER_MAPS mappings, and the peer's freed memory with them, for the life of the process. */
+static pthread_key_t maps_key;
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+static void unmap_thread_maps(void *unused) {
+    (void)unused;
+    collie_shm_mem_unmap_peers();
+}
+static void maps_key_make(void) { (void)pthread_key_create(&maps_key, unmap_thread_maps); }
+static void unmap_at_thread_end(void) {
+    pthread_once(&maps_once, maps_key_make);
+    (void)pthread_setspecific(maps_key, (void *)1);   /* non-NULL: the destructor runs */
+}
+
 /* libcollie_heap's lookup, when it is loaded (found once). */
 typedef int (*heap_lookup_fn)(const void *ptr, size_t len, int *fd, uint64_t *offset);
 static heap_lookup_fn heap_lookup;
@@ -173,6 +188,7 @@ static peer_map *map_block(int pid, const collie_mem_ref *ref) {
     if (victim->base)
         munmap(victim->base, victim->bytes);
     *victim = (peer_map){ pid, (int)ref->fd, ref->serial, base, (size_t)st.st_size, 0 };
+    unmap_at_thread_end();
     return victim;
 }
 
