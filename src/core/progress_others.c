@@ -40,7 +40,6 @@ static void borrow_one(collie_team_t *team, void *arg) {
     }
     if (!collie_team_borrow(team))
         return;
-
     if (team->head && !team->failed)
         p->lent[p->nlent++] = team;
     else
