@@ -246,29 +246,36 @@ void soak_prepare(call *c) {
 
 /* ---- the calls -------------------------------------------------------------------------- */
 
+/* Declared in mp_soak.h. */
+call_args soak_args(const call *c) {
+    call_args a = { c->team, c->count, c->in_place && c->coll != C_SCATTER ? COLLIE_IN_PLACE : c->send,
+                    c->in_place && c->coll == C_SCATTER ? COLLIE_IN_PLACE : c->recv, op_handle(c->op),
+                    COLLIE_INT64 };
+    return a;
+}
+
 /* Blocking when req is NULL, else split-phase. */
 static int issue(call *c, collie_request_t **req) {
     if (c->coll >= C_COUNT)
         return v_issue(c, req);
-    collie_team_t *t = c->team;
-    size_t n = c->count;
-    const void *sb = c->in_place && c->coll != C_SCATTER ? COLLIE_IN_PLACE : c->send;
-    void *rb = c->in_place && c->coll == C_SCATTER ? COLLIE_IN_PLACE : c->recv;
-    collie_op_t op = op_handle(c->op);
-    collie_dtype_t ty = COLLIE_INT64;
+    call_args a = soak_args(c);
+    collie_team_t *t = a.t;
+    const void *sb = a.sb;
+    void *rb = a.rb;
+    size_t n = a.n;
     int root = c->root;
     switch (c->coll) {
-    case C_ALLREDUCE: return req ? collie_iallreduce(t, sb, rb, n, ty, op, req) : collie_allreduce(t, sb, rb, n, ty, op);
-    case C_REDUCE: return req ? collie_ireduce(t, sb, rb, n, ty, op, root, req) : collie_reduce(t, sb, rb, n, ty, op, root);
-    case C_BCAST: return req ? collie_ibcast(t, rb, n, ty, root, req) : collie_bcast(t, rb, n, ty, root);
+    case C_ALLREDUCE: return req ? collie_iallreduce(t, sb, rb, n, a.ty, a.op, req) : collie_allreduce(t, sb, rb, n, a.ty, a.op);
+    case C_REDUCE: return req ? collie_ireduce(t, sb, rb, n, a.ty, a.op, root, req) : collie_reduce(t, sb, rb, n, a.ty, a.op, root);
+    case C_BCAST: return req ? collie_ibcast(t, rb, n, a.ty, root, req) : collie_bcast(t, rb, n, a.ty, root);
     case C_BARRIER: return req ? collie_ibarrier(t, req) : collie_barrier(t);
-    case C_ALLGATHER: return req ? collie_iallgather(t, sb, rb, n, ty, req) : collie_allgather(t, sb, rb, n, ty);
-    case C_RSB: return req ? collie_ireduce_scatter_block(t, sb, rb, n, ty, op, req) : collie_reduce_scatter_block(t, sb, rb, n, ty, op);
-    case C_ALLTOALL: return req ? collie_ialltoall(t, sb, rb, n, ty, req) : collie_alltoall(t, sb, rb, n, ty);
-    case C_GATHER: return req ? collie_igather(t, sb, rb, n, ty, root, req) : collie_gather(t, sb, rb, n, ty, root);
-    case C_SCATTER: return req ? collie_iscatter(t, sb, rb, n, ty, root, req) : collie_scatter(t, sb, rb, n, ty, root);
-    case C_SCAN: return req ? collie_iscan(t, sb, rb, n, ty, op, req) : collie_scan(t, sb, rb, n, ty, op);
-    default: return req ? collie_iexscan(t, sb, rb, n, ty, op, req) : collie_exscan(t, sb, rb, n, ty, op);
+    case C_ALLGATHER: return req ? collie_iallgather(t, sb, rb, n, a.ty, req) : collie_allgather(t, sb, rb, n, a.ty);
+    case C_RSB: return req ? collie_ireduce_scatter_block(t, sb, rb, n, a.ty, a.op, req) : collie_reduce_scatter_block(t, sb, rb, n, a.ty, a.op);
+    case C_ALLTOALL: return req ? collie_ialltoall(t, sb, rb, n, a.ty, req) : collie_alltoall(t, sb, rb, n, a.ty);
+    case C_GATHER: return req ? collie_igather(t, sb, rb, n, a.ty, root, req) : collie_gather(t, sb, rb, n, a.ty, root);
+    case C_SCATTER: return req ? collie_iscatter(t, sb, rb, n, a.ty, root, req) : collie_scatter(t, sb, rb, n, a.ty, root);
+    case C_SCAN: return req ? collie_iscan(t, sb, rb, n, a.ty, a.op, req) : collie_scan(t, sb, rb, n, a.ty, a.op);
+    default: return req ? collie_iexscan(t, sb, rb, n, a.ty, a.op, req) : collie_exscan(t, sb, rb, n, a.ty, a.op);
     }
 }
 

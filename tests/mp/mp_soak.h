@@ -74,6 +74,17 @@ void soak_check(const call *c);
 void soak_release(call *c);
 void soak_must(int st, const call *c, const char *what);
 bool soak_in_place_allowed(const call *c);
+/* What a call passes: COLLIE_IN_PLACE where it runs in place (the receive buffer at a
+ * scatter's root, the send buffer elsewhere), its op's handle, int64. */
+typedef struct call_args {
+    collie_team_t *t;
+    size_t n;
+    const void *sb;
+    void *rb;
+    collie_op_t op;
+    collie_dtype_t ty;
+} call_args;
+call_args soak_args(const call *c);
 bool soak_rooted(int coll);
 
 /* mp_soak_p.c (`persistent`): HOT persistent requests made at the start of a sequence, in

@@ -13,25 +13,20 @@
 #include "mp_soak.h"
 
 static int init_request(call *c) {
-    collie_team_t *t = c->team;
-    size_t n = c->count;
-    const void *sb = c->in_place && c->coll != C_SCATTER ? COLLIE_IN_PLACE : c->send;
-    void *rb = c->in_place && c->coll == C_SCATTER ? COLLIE_IN_PLACE : c->recv;
-    collie_op_t op = op_handle(c->op);
-    collie_dtype_t ty = COLLIE_INT64;
+    call_args a = soak_args(c);
     collie_request_t **r = &c->req;
     switch (c->coll) {
-    case C_ALLREDUCE: return collie_allreduce_init(t, sb, rb, n, ty, op, r);
-    case C_REDUCE: return collie_reduce_init(t, sb, rb, n, ty, op, c->root, r);
-    case C_BCAST: return collie_bcast_init(t, rb, n, ty, c->root, r);
-    case C_BARRIER: return collie_barrier_init(t, r);
-    case C_ALLGATHER: return collie_allgather_init(t, sb, rb, n, ty, r);
-    case C_RSB: return collie_reduce_scatter_block_init(t, sb, rb, n, ty, op, r);
-    case C_ALLTOALL: return collie_alltoall_init(t, sb, rb, n, ty, r);
-    case C_GATHER: return collie_gather_init(t, sb, rb, n, ty, c->root, r);
-    case C_SCATTER: return collie_scatter_init(t, sb, rb, n, ty, c->root, r);
-    case C_SCAN: return collie_scan_init(t, sb, rb, n, ty, op, r);
-    default: return collie_exscan_init(t, sb, rb, n, ty, op, r);
+    case C_ALLREDUCE: return collie_allreduce_init(a.t, a.sb, a.rb, a.n, a.ty, a.op, r);
+    case C_REDUCE: return collie_reduce_init(a.t, a.sb, a.rb, a.n, a.ty, a.op, c->root, r);
+    case C_BCAST: return collie_bcast_init(a.t, a.rb, a.n, a.ty, c->root, r);
+    case C_BARRIER: return collie_barrier_init(a.t, r);
+    case C_ALLGATHER: return collie_allgather_init(a.t, a.sb, a.rb, a.n, a.ty, r);
+    case C_RSB: return collie_reduce_scatter_block_init(a.t, a.sb, a.rb, a.n, a.ty, a.op, r);
+    case C_ALLTOALL: return collie_alltoall_init(a.t, a.sb, a.rb, a.n, a.ty, r);
+    case C_GATHER: return collie_gather_init(a.t, a.sb, a.rb, a.n, a.ty, c->root, r);
+    case C_SCATTER: return collie_scatter_init(a.t, a.sb, a.rb, a.n, a.ty, c->root, r);
+    case C_SCAN: return collie_scan_init(a.t, a.sb, a.rb, a.n, a.ty, a.op, r);
+    default: return collie_exscan_init(a.t, a.sb, a.rb, a.n, a.ty, a.op, r);
     }
 }
 
