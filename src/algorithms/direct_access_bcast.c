@@ -10,8 +10,6 @@
  * copy (pair_split below).
  */
 
-#include <stdatomic.h>
-
 #include "algorithms/direct_access.h"
 #include "algorithms/direct_access_impl.h"
 #include "base/base.h"
@@ -67,23 +65,12 @@ static bool pair_split_possible(const collie_request_t *req) {
  * that does not split copies and leaves without waiting for the root, and may post its
  * next call before the root looks (mp_soak: the root then wrote half of a bcast into the
  * buffer of the reader's next call, past its end).  Such a reader did not split (one that
- * splits waits for the root's `done`), so the root splits only on a post of this call,
- * read between two reads of its `ready` and check words (direct_post stores the check
- * before the other fields). */
+ * splits waits for the root's `done`), so the root splits only on a post of this call. */
 static bool reader_mapped(const collie_request_t *req) {
     int reader = 1 - req->args.root;
-    const collie_board_entry *e = &req->team->tp->board[reader];
     if (req->args.rank == reader)
-        return e->recv_ref.fd >= 0;
-    const _Atomic uint32_t *check = (const _Atomic uint32_t *)&e->check;
-    uint64_t want = (uint64_t)req->call_seq + 1;
-    if (atomic_load_explicit(&e->ready, memory_order_acquire) != want ||
-        atomic_load_explicit(check, memory_order_relaxed) != req->check)
-        return false;
-    bool mapped = e->recv_ref.fd >= 0;
-    atomic_thread_fence(memory_order_acquire);
-    return mapped && atomic_load_explicit(check, memory_order_relaxed) == req->check &&
-           atomic_load_explicit(&e->ready, memory_order_relaxed) == want;
+        return req->team->tp->board[reader].recv_ref.fd >= 0;
+    return direct_recv_mapped_this_call(req, reader);
 }
 
 /* Both posted: does it split?  (Both ranks decide from the reader's post of this call.) */

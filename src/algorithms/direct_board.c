@@ -25,7 +25,7 @@ void direct_post(collie_request_t *req, const void *in, uint64_t in_len, const v
     collie_transport *tp = req->team->tp;
     collie_board_entry *e = &tp->board[req->args.rank];
     /* the check first: a peer that reads this entry's fields between two reads of the check
-     * sees a change once any field of the new post is visible (direct_access_bcast.c) */
+     * sees a change once any field of the new post is visible (direct_recv_mapped_this_call) */
     atomic_store_explicit((_Atomic uint32_t *)&e->check, req->check, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     e->pid = (int32_t)collie_self_pid();
@@ -64,6 +64,19 @@ bool direct_posted_this_call(const collie_request_t *req, int q) {
         return true;
     collie_call_id theirs;
     return collie_board_call(req->team->tp, q, req->call_seq, &theirs) && theirs.check == req->check;
+}
+
+bool direct_recv_mapped_this_call(const collie_request_t *req, int q) {
+    const collie_board_entry *e = &req->team->tp->board[q];
+    const _Atomic uint32_t *check = (const _Atomic uint32_t *)&e->check;
+    uint64_t want = (uint64_t)req->call_seq + 1;
+    if (atomic_load_explicit(&e->ready, memory_order_acquire) != want ||
+        atomic_load_explicit(check, memory_order_relaxed) != req->check)
+        return false;
+    bool mapped = e->recv_ref.fd >= 0;
+    atomic_thread_fence(memory_order_acquire);
+    return mapped && atomic_load_explicit(check, memory_order_relaxed) == req->check &&
+           atomic_load_explicit(&e->ready, memory_order_relaxed) == want;
 }
 
 /* A chunk of this call from q in the channel means q runs another collective here —

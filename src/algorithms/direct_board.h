@@ -25,6 +25,10 @@ int direct_all_reached(struct collie_request *req, bool ready);
 /* Has rank q posted this very call (its board entry, or its board history when it has
  * already posted a later call)? */
 bool direct_posted_this_call(const struct collie_request *req, int q);
+/* Is q's receive buffer of this very call collie_alloc memory?  False also when q's entry
+ * already holds a later call (read between two reads of its `ready` and check words;
+ * direct_post stores the check first). */
+bool direct_recv_mapped_this_call(const struct collie_request *req, int q);
 /* Once all posted: COLLIE_ERR_MISMATCH (naming both calls) when a rank posted another call. */
 int direct_check_calls(struct collie_request *req);
 /* The mismatch error for rank q whose board holds another call (`how`: "posted", "did"). */

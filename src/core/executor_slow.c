@@ -6,8 +6,8 @@
  * channel (stashed: stash.c), and the error that names a mismatched call.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
