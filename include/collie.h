@@ -56,8 +56,10 @@ int collie_finalize(void);
  * run from different threads at once (MULTIPLE); calls on one team must not overlap — a
  * call (collective, collie_start, collie_test/wait, collie_request_free) entered while
  * another thread is inside a call on the same team returns COLLIE_ERR_ARG naming the
- * collision, at every level, and leaves the team usable.  *provided is the level granted
- * (the required one: collie provides all four). */
+ * collision, at every level, and leaves the team usable.  *provided is the level granted:
+ * the required one, but over MPI (libcollie_mpi under mpirun) at most MPI's — collie_init
+ * then initialises MPI with MPI_Init_thread at the required level, or, if the program did,
+ * provides no more than MPI_Query_thread says.  Check it as MPI programs do. */
 enum {
     COLLIE_THREAD_SINGLE = 0,        /* one thread in the process */
     COLLIE_THREAD_FUNNELED = 1,      /* only the thread that called collie_init_thread */

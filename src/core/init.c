@@ -20,13 +20,22 @@ void collie_set_world_provider(const collie_world_provider *p) {
         provider = (collie_world_provider){ NULL, NULL, NULL, NULL };
 }
 
+/* The thread level asked of collie_init_thread, and the one granted: what the world's
+ * transport allows (over MPI no more than MPI provides: the mpi transports call MPI from
+ * whichever thread is in collie). */
+static int thread_required = COLLIE_THREAD_SERIALIZED;
+static int thread_level = COLLIE_THREAD_SERIALIZED;
+
 /* *from_provider: the transport came from the provider (its maker makes sub-teams). */
 static int world_transport(collie_transport **tp, bool *from_provider) {
     *from_provider = false;
     if (getenv("COLLIE_JOB"))
         return collie_shm_create(tp);
     if (provider.create) {
-        int st = provider.create(tp);
+        int granted = thread_required;
+        int st = provider.create(tp, thread_required, &granted);
+        if (granted < thread_level)
+            thread_level = granted;
         *from_provider = *tp != NULL;
         if (st || *tp)
             return st;
@@ -34,7 +43,7 @@ static int world_transport(collie_transport **tp, bool *from_provider) {
     return collie_self_create(tp);
 }
 
-static int thread_level = COLLIE_THREAD_SERIALIZED;
+static int init_at(int required);
 
 int collie_init_thread(int required, int *provided) {
     if (required < COLLIE_THREAD_SINGLE || required > COLLIE_THREAD_MULTIPLE)
@@ -42,11 +51,10 @@ int collie_init_thread(int required, int *provided) {
                            "COLLIE_THREAD_SINGLE (0) .. COLLIE_THREAD_MULTIPLE (3)", required);
     if (!provided)
         return collie_fail(COLLIE_ERR_ARG, "collie_init_thread: provided (output) is NULL");
-    int st = collie_init();
+    int st = init_at(required);
     if (st)
         return st;
-    thread_level = required;
-    *provided = required;
+    *provided = thread_level;
     return COLLIE_OK;
 }
 
@@ -57,10 +65,12 @@ int collie_query_thread(int *provided) {
     return COLLIE_OK;
 }
 
-int collie_init(void) {
+int collie_init(void) { return init_at(COLLIE_THREAD_SERIALIZED); }
+
+static int init_at(int required) {
     if (world)
         return collie_fail(COLLIE_ERR_ARG, "collie_init: already initialised");
-    thread_level = COLLIE_THREAD_SERIALIZED;
+    thread_required = thread_level = required;
     collie_log_init();
     int st = collie_env_check();
     if (st)

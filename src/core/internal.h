@@ -256,7 +256,9 @@ int collie_team_check(const collie_team_t *team, const char *fn);
  * leave *tp NULL to decline (then the world is a team of one); finalize runs after the
  * world is destroyed in collie_finalize. */
 typedef struct collie_world_provider {
-    int (*create)(collie_transport **tp);
+    /* The world's transport; `required` the thread level asked of collie_init_thread,
+     * *granted lowered to what the transport allows (MPI's provided level). */
+    int (*create)(collie_transport **tp, int required, int *granted);
     void (*finalize)(void);
     const collie_team_maker *maker;   /* how the world's sub-teams are made (or NULL) */
     void *maker_ctx;

@@ -412,14 +412,37 @@ int collie_team_from_mpi(MPI_Comm comm, collie_team_t **team) {
 static bool initialised_mpi;
 static cm_split_ctx world_ctx;     /* MPI_COMM_WORLD, for the world's sub-teams */
 
-static int world_create(collie_transport **tp) {
-    int up = 0;
+/* collie's thread level as MPI's and back (MPI orders its four levels the same way). */
+static int mpi_thread_level(int collie_level) {
+    static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                                  MPI_THREAD_MULTIPLE };
+    return levels[collie_level];
+}
+
+static int collie_thread_level(int mpi_level) {
+    return mpi_level >= MPI_THREAD_MULTIPLE ? COLLIE_THREAD_MULTIPLE
+         : mpi_level >= MPI_THREAD_SERIALIZED ? COLLIE_THREAD_SERIALIZED
+         : mpi_level >= MPI_THREAD_FUNNELED ? COLLIE_THREAD_FUNNELED : COLLIE_THREAD_SINGLE;
+}
+
+/* MPI_Init_thread at the level collie_init_thread was asked for, unless the program
+ * initialised MPI itself: collie's level is then at most MPI's (*granted), since its
+ * transports call MPI from whichever thread is in collie — two threads on different teams
+ * over an MPI without MPI_THREAD_MULTIPLE crashed inside Open MPI. */
+static int world_create(collie_transport **tp, int required, int *granted) {
+    int up = 0, provided = MPI_THREAD_SINGLE;
     PMPI_Initialized(&up);
     if (!up) {
-        if (PMPI_Init(NULL, NULL) != MPI_SUCCESS)
-            return collie_fail(COLLIE_ERR_TRANSPORT, "collie_init: MPI_Init failed");
+        if (PMPI_Init_thread(NULL, NULL, mpi_thread_level(required), &provided) != MPI_SUCCESS)
+            return collie_fail(COLLIE_ERR_TRANSPORT, "collie_init: MPI_Init_thread failed");
         initialised_mpi = true;
+    } else {
+        PMPI_Query_thread(&provided);
     }
+    *granted = collie_thread_level(provided);
+    if (*granted < required)
+        collie_log(COLLIE_LOG_INFO, "collie_init_thread: MPI provides thread level %d, so collie "
+                   "provides %d (%d asked)", provided, *granted, required);
     cm_setup();
     world_ctx.comm = MPI_COMM_WORLD;
     world_ctx.owned = false;

@@ -455,9 +455,9 @@ int main(int argc, char **argv) {
         persistent_mode |= strcmp(argv[a], "persistent") == 0;
     }
     const char *from = getenv("MP_SOAK_FROM");
-    int provided = 0;
-    soak_must(collie_init_thread(threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED, &provided),
-         NULL, "collie_init_thread");
+    int provided = 0, level = threads_mode ? COLLIE_THREAD_MULTIPLE : COLLIE_THREAD_SERIALIZED;
+    soak_must(collie_init_thread(level, &provided), NULL, "collie_init_thread");
+    soak_must(provided < level ? COLLIE_ERR_UNSUPPORTED : COLLIE_OK, NULL, "the thread level provided");
     collie_team_t *world = collie_world();
     world_rank = collie_rank(world);
     int P = collie_size(world), nseq = threads_mode ? 2 : 1;

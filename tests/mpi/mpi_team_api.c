@@ -2,7 +2,7 @@
  * mpi_team_api.c — collie's own API inside an MPI program linked with libcollie_mpi:
  * collie_team_from_mpi on MPI_COMM_WORLD and on a split communicator, errors for bad
  * arguments, collie_team_split/dup/free on the communicator's team (and the refused free
- * of the communicator's own team), and collie_init()/collie_world() under mpirun.  With --collie-init-first
+ * of the communicator's own team), and collie_init_thread()/collie_world() under mpirun.  With --collie-init-first
  * the program never calls MPI_Init: collie_init initialises MPI and collie_finalize
  * finalizes it.  Results are checked against values computed here.
  */
@@ -98,9 +98,24 @@ static void teams_from_mpi(void) {
     expect(strstr(collie_last_error(), "MPI_COMM_NULL") != NULL, "the message names MPI_COMM_NULL");
 }
 
+/* MPI's thread level as collie's (the same order). */
+static int as_collie_level(int mpi_level) {
+    return mpi_level >= MPI_THREAD_MULTIPLE ? COLLIE_THREAD_MULTIPLE
+         : mpi_level >= MPI_THREAD_SERIALIZED ? COLLIE_THREAD_SERIALIZED
+         : mpi_level >= MPI_THREAD_FUNNELED ? COLLIE_THREAD_FUNNELED : COLLIE_THREAD_SINGLE;
+}
+
+/* collie_init_thread(MULTIPLE) under mpirun: collie initialises MPI at that level, or
+ * (MPI_Init first) provides no more than MPI does — its transports call MPI from whichever
+ * thread is in collie. */
 static void world_from_collie_init(void) {
-    int size;
-    expect(collie_init() == COLLIE_OK, "collie_init under mpirun");
+    int size, provided = -1, queried = -1, mpi_level = -1;
+    expect(collie_init_thread(COLLIE_THREAD_MULTIPLE, &provided) == COLLIE_OK,
+           "collie_init_thread under mpirun");
+    MPI_Query_thread(&mpi_level);
+    expect(provided == as_collie_level(mpi_level), "collie provides MPI's thread level");
+    expect(collie_query_thread(&queried) == COLLIE_OK && queried == provided,
+           "collie_query_thread says the level provided");
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     expect(collie_size(collie_world()) == size, "collie_world() has the MPI world's size");
     check_allreduce(collie_world(), "allreduce on collie_world()");
