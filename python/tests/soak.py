@@ -937,13 +937,13 @@ def run_window(world, teams, w, first, last, verbose):
         kind = g.random()
         if kind < 0.04:                # made with the window's requests in flight
             what = bad_call(world, k)
-            if verbose:
+            if verbose and RANK == 0:
                 print("soak: call %d: bad call: %s" % (k, what), flush=True)
             continue
         if kind < 0.07:
             failures += finish(world, w, k, pending)   # a free needs no request in flight
             pending = []
-            if verbose:
+            if verbose and RANK == 0:
                 print("soak: call %d: split / free" % k, flush=True)
             split_call(world, k)
             continue
