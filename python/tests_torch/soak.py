@@ -10,7 +10,8 @@ output's block `rank`), reduce_scatter_tensor, reduce_scatter, all_to_all_single
 without split sizes, all_to_all, gather, scatter, barrier), the group (the default group,
 or one from new_group over every rank listed in another order, which torch sorts: a
 proper subset is refused by the backend, checked once at the start), the dtype (float32,
-float64, float16, bfloat16, complex64, int64, int32, int8, uint8, bool), the op (SUM,
+float64, float16, bfloat16, complex64, int64, int32, int16, int8, uint8, bool, and
+uint16/32/64 where torch has them, with numpy references), the op (SUM,
 PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR where the backend defines it for the dtype), the
 size (0 to 1 MiB per tensor), the shape (0-d, 1-d, 2-d), whether each tensor is
 contiguous or a strided / transposed view (the backend copies and writes back), and the
@@ -44,7 +45,13 @@ import collie.torch  # noqa: F401  (registers the backend)
 WINDOW = 4
 MAX_BYTES = 1 << 20
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
-          torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
+          torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
+# torch's unsigned types beyond uint8 (torch >= 2.3): no arithmetic of their own in torch,
+# so their references are computed in numpy
+UNSIGNED = [getattr(torch, n) for n in ("uint16", "uint32", "uint64") if hasattr(torch, n)]
+DTYPES += UNSIGNED
+_NP_OPS = {"SUM": "add", "PRODUCT": "multiply", "MIN": "minimum", "MAX": "maximum",
+           "BAND": "bitwise_and", "BOR": "bitwise_or", "BXOR": "bitwise_xor"}
 COLLS = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
          "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all",
          "gather", "scatter", "barrier"]
@@ -88,6 +95,11 @@ def values(g, n, dt, op):
             return torch.randint(-3, 4, (n,), generator=g).to(dt)
         lim = 8 if dt == torch.bfloat16 else 64 if dt == torch.float16 else 1 << 16
         return torch.randint(-lim, lim + 1, (n,), generator=g).to(dt)
+    if dt in UNSIGNED:   # every bit pattern of the width, through int64's bits
+        bits = torch.randint(-(1 << 62), 1 << 62, (n,), generator=g) * 2 + 1
+        v = bits.numpy().view("uint64").astype(str(dt)[6:])
+        v[(torch.rand(n, generator=g) < 0.2).numpy()] = 0
+        return torch.from_numpy(v)
     info = torch.iinfo(dt)
     v = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64) \
         if dt != torch.int64 else torch.randint(-(1 << 62), 1 << 62, (n,), generator=g) * 2 + 1
@@ -97,6 +109,10 @@ def values(g, n, dt, op):
 
 
 def combine(op, a, b):
+    if a.dtype in UNSIGNED:
+        import numpy as np
+        with np.errstate(all="ignore"):
+            return torch.from_numpy(getattr(np, _NP_OPS[op])(a.numpy(), b.numpy()))
     if a.dtype == torch.bool:
         return {"SUM": torch.logical_or, "MAX": torch.logical_or, "BOR": torch.logical_or,
                 "PRODUCT": torch.logical_and, "MIN": torch.logical_and,
