@@ -89,3 +89,13 @@ def test_non_contiguous_refused(world):
     assert e.value.status == -1
     with pytest.raises(collie.CollieError, match="not contiguous"):
         world.allreduce(DLPackOnly(np.zeros((4, 4))[:, 1]))
+
+
+def test_empty_with_any_strides(world):
+    """An empty array is contiguous whatever its strides, as numpy says, also through DLPack
+    (torch's own empty tensors with odd strides, which were refused: tests_torch)."""
+    e = np.zeros((3, 4))[:, :0]
+    for x in (e, DLPackOnly(e), DLPackOnly(np.zeros(6)[::2][:0])):
+        y = world.allreduce(x)
+        assert y.size == 0
+    assert world.allgather(DLPackOnly(e)).shape == (world.size, 3, 0)

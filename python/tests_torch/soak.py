@@ -112,7 +112,7 @@ def combine(op, a, b):
     if a.dtype in UNSIGNED:
         import numpy as np
         with np.errstate(all="ignore"):
-            return torch.from_numpy(getattr(np, _NP_OPS[op])(a.numpy(), b.numpy()))
+            return torch.from_numpy(np.asarray(getattr(np, _NP_OPS[op])(a.numpy(), b.numpy())))
     if a.dtype == torch.bool:
         return {"SUM": torch.logical_or, "MAX": torch.logical_or, "BOR": torch.logical_or,
                 "PRODUCT": torch.logical_and, "MIN": torch.logical_and,

@@ -224,6 +224,17 @@ def test_all_to_all_single(pg):
     assert torch.equal(out, expect)
 
 
+def test_empty_tensors(pg):
+    """Empty tensors (torch gives them any strides: torch.zeros(3, 0) has (1, 1)), bfloat16
+    ones through DLPack: they were refused as "not contiguous"."""
+    for dtype in (torch.bfloat16, torch.float32):
+        for t in (torch.zeros(3, 0, dtype=dtype), torch.zeros(4, dtype=dtype)[::2][:0]):
+            dist.all_reduce(t)
+            dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
+            dist.broadcast(t, src=0)
+            assert t.numel() == 0
+
+
 def test_all_to_all_single_even_on_some_ranks(pg):
     """Split sizes that are even on rank 0 only (it sends and receives 2 rows to and from
     everyone) and uneven elsewhere: every rank must make the same alltoallv (rank 0 made an
