@@ -14,7 +14,8 @@ for p in "$@"; do
     else
       failed=$((failed + 1))
       echo "FAILED: P = $p, seed $seed:"
-      echo "$out" | tail -8
+      # the soak's own lines and the exceptions' last lines, not the tracebacks
+      echo "$out" | grep -E "soak|Error|collie-run" | tail -8
     fi
   done
 done
