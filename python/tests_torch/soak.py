@@ -6,7 +6,8 @@ counterpart of python/tests/soak.py).
 
 Every rank draws the same sequence from the seed.  Per call: the collective (all_reduce,
 broadcast, reduce, all_gather, all_gather_into_tensor (also in place: the input is the
-output's block `rank`), reduce_scatter_tensor, reduce_scatter, all_to_all_single with and
+output's block `rank`), reduce_scatter_tensor (also with the output a block of the
+input), reduce_scatter, all_to_all_single with and
 without split sizes, all_to_all, gather, scatter, barrier), the group (the default group,
 or one from new_group over every rank listed in another order, which torch sorts: a
 proper subset is refused by the backend, checked once at the start), the dtype (float32,
@@ -280,10 +281,15 @@ class Call:
         xs = [self.input(j, self.P * n) for j in range(self.P)]
         want = fold(self.op, xs)[self.r * n:(self.r + 1) * n]
         shape = (self.P, n) if self.rand() < 0.5 else (self.P * n,)
-        x = self.tensor(xs[self.r], shape, "input")
-        out = self.tensor(torch.zeros(n, dtype=self.dt), (n,), "output")
+        if self.mine_rand() < 0.2:   # the output is the input's block `rank` (FSDP's way)
+            x = xs[self.r].clone().reshape(shape)
+            out = x.reshape(-1)[self.r * n:(self.r + 1) * n]
+            self.extra += " output in input"
+        else:
+            x = self.tensor(xs[self.r], shape, "input")
+            out = self.tensor(torch.zeros(n, dtype=self.dt), (n,), "output")
+            self.expect("input", x, xs[self.r].reshape(shape))
         self.expect("output", out, want)
-        self.expect("input", x, xs[self.r].reshape(shape))
         return dist.reduce_scatter_tensor(out, x, op=getattr(dist.ReduceOp, self.op),
                                           **self.kw())
 
