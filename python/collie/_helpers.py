@@ -35,9 +35,15 @@ def _empty(shape, code, fortran):
 
 def _adapt(obj):
     """What the buffer protocol refused: (object with a buffer, datatype code), or None.
-    numpy cannot export its bfloat16 (ml_dtypes) arrays as buffers: their bits as uint16."""
+    numpy cannot export its bfloat16 (ml_dtypes) arrays as buffers: their bits as uint16.
+    A bfloat16 numpy scalar is read through a read-only copy, as other numpy scalars'
+    read-only buffers are (so it works as x and is refused as out or by bcast)."""
     if isinstance(obj, np.ndarray) and obj.dtype.name == "bfloat16":
         return obj.view(np.uint16), _BFLOAT16
+    if isinstance(obj, np.generic) and obj.dtype.name == "bfloat16":
+        bits = np.array(obj).view(np.uint16)
+        bits.flags.writeable = False
+        return bits, _BFLOAT16
     return None
 
 

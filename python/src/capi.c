@@ -99,6 +99,8 @@ int capi_load(const char *path) {
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
         if (resolve(lib, symbols[i].name, (char *)&api + symbols[i].offset))
             return -1;
+    void *ident = dlsym(lib, "collie_op_set_identity");   /* optional: see capi.h */
+    memcpy(&api.op_set_identity, &ident, sizeof ident);
     for (int i = 0; i < PYC_NOPS; i++) {
         char name[64];
         snprintf(name, sizeof name, "collie_op_%s_", pyc_op_names[i]);

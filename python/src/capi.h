@@ -30,6 +30,9 @@ typedef struct {
     const char *(*version)(void);
     int (*op_create)(collie_user_fn, void *, unsigned, collie_op_t *);
     void (*op_free)(collie_op_t);
+    /* optional (NULL when the library lacks it): an op's identity in the calls' mismatch
+     * check (src/types/types.h; ops.c sets "any" on the ops it creates) */
+    void (*op_set_identity)(collie_op_t, uint32_t);
     int (*allreduce)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t);
     int (*reduce)(collie_team_t *, const void *, void *, size_t, collie_dtype_t, collie_op_t,
                   int);

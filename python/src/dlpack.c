@@ -50,9 +50,14 @@ static collie_dtype_t dtype_of(dl_datatype t) {
     return 0;
 }
 
-/* Dense in C (row-major) or Fortran order?  strides NULL means C order. */
+/* Dense in C (row-major) or Fortran order?  strides NULL means C order.  An empty tensor
+ * is both, whatever its strides (as numpy and torch see it: torch hands out empty tensors
+ * with any strides, e.g. (1, 1) for shape (3, 0), and .contiguous() keeps them). */
 static void layout(const dl_tensor *t, int *c_order, int *f_order) {
     *c_order = *f_order = 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return;
     if (!t->strides)
         return;
     int64_t expect = 1;

@@ -13,6 +13,9 @@ struct pyc_user_op {
 
 static PyObject *registry; /* dict: the op object given -> capsule of its pyc_user_op */
 
+/* COLLIE_OPID_USER_ANY of src/types/types.h: an op identity that matches any other. */
+#define PYC_OPID_USER_ANY 0xFFFFFFFFu
+
 static int builtin(PyObject *op, collie_op_t *out) {
     for (int i = 0; i < PYC_NOPS; i++)
         if (PyUnicode_CompareWithASCIIString(op, pyc_op_names[i]) == 0) {
@@ -89,6 +92,13 @@ static pyc_user_op *create(PyObject *op, const char *fn) {
         return NULL;
     }
     int st = capi.op_create(trampoline, u, flags, &u->op);
+    /* A C user op's identity in the calls' mismatch check is its creation index on the
+     * rank, which assumes every rank creates its ops in the same order.  Here an op is
+     * created at a callable's first use on this rank, so ranks that used other callables
+     * before (on a sub-team, or different ones) would disagree on the same call's op:
+     * "any", as libcollie_mpi gives the MPI ops it wraps lazily. */
+    if (!st && capi.op_set_identity)
+        capi.op_set_identity(u->op, PYC_OPID_USER_ANY);
     if (st || PyDict_SetItem(registry, op, capsule)) {
         Py_DECREF(capsule);
         return st ? (pyc_user_op *)pyc_raise_status(st) : NULL;

@@ -62,6 +62,19 @@ def test_bfloat16(world):
     assert (x.astype(np.float32) == refmax).all()
 
 
+def test_bfloat16_scalar(world):
+    """A bfloat16 numpy scalar works as x, like other numpy scalars (it was refused: numpy
+    exports it as a buffer without format), and is refused where it would be written."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    s = np.array(world.rank + 1, ml_dtypes.bfloat16)[()]
+    y = world.allreduce(s)
+    assert y.dtype == s.dtype and y.shape == () and float(y) == sum(range(1, world.size + 1))
+    g = world.allgather(s)
+    assert g.dtype == s.dtype and g.astype(np.float32).tolist() == list(range(1, world.size + 1))
+    with pytest.raises(collie.CollieError, match="not a buffer|read-only|writable"):
+        world.bcast(s)
+
+
 def test_fortran_order(world):
     x = np.asfortranarray(data(world.rank, "float64", shape=(4, 3)))
     y = world.allreduce(x)
@@ -76,3 +89,13 @@ def test_non_contiguous_refused(world):
     assert e.value.status == -1
     with pytest.raises(collie.CollieError, match="not contiguous"):
         world.allreduce(DLPackOnly(np.zeros((4, 4))[:, 1]))
+
+
+def test_empty_with_any_strides(world):
+    """An empty array is contiguous whatever its strides, as numpy says, also through DLPack
+    (torch's own empty tensors with odd strides, which were refused: tests_torch)."""
+    e = np.zeros((3, 4))[:, :0]
+    for x in (e, DLPackOnly(e), DLPackOnly(np.zeros(6)[::2][:0])):
+        y = world.allreduce(x)
+        assert y.size == 0
+    assert world.allgather(DLPackOnly(e)).shape == (world.size, 3, 0)

@@ -72,6 +72,34 @@ def test_interleaved_and_nested(world):
         t.free()
 
 
+def test_callables_first_used_on_sub_teams(world):
+    """A callable op is made a collie op at its first use on each rank; ranks that used
+    other callables before (here: on their sub-team, even and odd ranks different ones)
+    must still agree on a later call of the world that passes the same callable (it raised
+    COLLIE_ERR_MISMATCH "the ops differ": the op's identity was its creation index)."""
+    def even(a, b):
+        return a + b
+
+    def odd(a, b):
+        return a + b
+
+    def later(a, b):
+        return np.where(a != 0, a, b)   # non-commutative: the first non-zero in rank order
+
+    with world.split(world.rank % 2) as par:
+        members = [r for r in range(world.size) if r % 2 == world.rank % 2]
+        y = par.allreduce(np.full(3, world.rank + 1.0), op=even if world.rank % 2 == 0 else odd)
+        assert (y == sum(members) + len(members)).all()
+    x = np.array([0, world.rank, world.rank + 5], dtype=np.int64)
+    total = sum(range(world.size))
+    y = world.allreduce(x, op=odd)      # the odd ranks' op already, new on the even ones
+    assert y.tolist() == [0, total, total + 5 * world.size]
+    y = world.allreduce(x, op=later)
+    assert y.tolist() == [0, 1 if world.size > 1 else 0, 5]
+    y = world.allreduce(x, op=odd if world.rank % 2 else even)   # different callables
+    assert y.tolist() == [0, total, total + 5 * world.size]
+
+
 def test_with_block_and_free(world):
     with world.dup() as d:
         assert (d.rank, d.size) == (world.rank, world.size)

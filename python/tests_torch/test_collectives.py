@@ -224,6 +224,39 @@ def test_all_to_all_single(pg):
     assert torch.equal(out, expect)
 
 
+def test_empty_tensors(pg):
+    """Empty tensors (torch gives them any strides: torch.zeros(3, 0) has (1, 1)), bfloat16
+    ones through DLPack: they were refused as "not contiguous"."""
+    for dtype in (torch.bfloat16, torch.float32):
+        for t in (torch.zeros(3, 0, dtype=dtype), torch.zeros(4, dtype=dtype)[::2][:0]):
+            dist.all_reduce(t)
+            dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
+            dist.broadcast(t, src=0)
+            assert t.numel() == 0
+
+
+def test_all_to_all_single_even_on_some_ranks(pg):
+    """Split sizes that are even on rank 0 only (it sends and receives 2 rows to and from
+    everyone) and uneven elsewhere: every rank must make the same alltoallv (rank 0 made an
+    alltoall: COLLIE_ERR_MISMATCH "the forms (block and v) differ")."""
+    rank, P = dist.get_rank(), size()
+    if P < 2:
+        pytest.skip("needs 2 ranks")
+
+    def rows(i, j):                                          # rows rank i sends to j
+        return 2 if i == 0 or j == 0 else 1 + (i + j) % 2
+
+    send = [rows(rank, j) for j in range(P)]
+    recv = [rows(j, rank) for j in range(P)]
+    x = torch.cat([torch.full((send[j], 3), 10 * rank + j, dtype=torch.float32)
+                   for j in range(P)])
+    out = torch.zeros(sum(recv), 3)
+    dist.all_to_all_single(out, x, output_split_sizes=recv, input_split_sizes=send)
+    expect = torch.cat([torch.full((recv[j], 3), 10 * j + rank, dtype=torch.float32)
+                        for j in range(P)])
+    assert torch.equal(out, expect)
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.bfloat16, torch.complex64], ids=str)
 def test_gather_scatter(pg, dtype):
     rank, P = dist.get_rank(), size()

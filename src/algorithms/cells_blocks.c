@@ -60,9 +60,13 @@ bool cells_blocks_accepts(const collie_coll_args *a, const char **why) {
         *why = "alltoallv: a rank knows only its own counts, so the ranks cannot agree on steps";
         return false;
     }
-    if (a->coll == COLL_REDUCE_SCATTER && a->v && a->in_place) {
-        *why = "reduce_scatter in place with per-rank counts: the result could overlay input "
-               "that a later step copies";
+    /* Its v form in place cannot take the cells (the result could overlay input that a
+     * later step copies), and in place is each rank's own choice: declining only where it
+     * is in place made the ranks of one call pick different algorithms (a mismatch) or,
+     * under `direct`, different ways (a hang).  So the v form declines on every rank. */
+    if (a->coll == COLL_REDUCE_SCATTER && a->v) {
+        *why = "reduce_scatter with per-rank counts: in place (any rank's own choice) the "
+               "result could overlay input that a later step copies";
         return false;
     }
     if (has_parts(a))

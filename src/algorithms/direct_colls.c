@@ -23,12 +23,12 @@
  *   the call's size from timed calls (core/path_tune.c, its choice posted on the board),
  *   or else when its blocks have fewer than COLLIE_SHM_KERNEL_MIN bytes in all.  Every
  *   rank decides the same from the board.  The schedule then stays in user space (it is
- *   the other way).  allgather, alltoall (block form) and reduce_scatter (not its v form
- *   in place) take the copy cells as that way when the shm transport has them
- *   (cells_blocks.c): a rank's data is copied once into its cells and once out
- *   (reduce_scatter: reduced out), in chunks up to a cell, with no system call and no
- *   message per 16 KiB slot; their steps need no `done` (every rank read the board before
- *   it publishes its first step, and a rank finishes only after every peer's last one).
+ *   the other way).  allgather, alltoall and reduce_scatter (block forms) take the copy
+ *   cells as that way when the shm transport has them (cells_blocks.c): a rank's data is
+ *   copied once into its cells and once out (reduce_scatter: reduced out), in chunks up to
+ *   a cell, with no system call and no message per 16 KiB slot; their steps need no `done`
+ *   (every rank read the board before it publishes its first step, and a rank finishes
+ *   only after every peer's last one).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -7,15 +7,17 @@ split-phase call (CollieProcessGroup inherits them from BlockCollectives):
     reduce_scatter             the P inputs copied into one buffer, ireduce_scatter_block
     reduce_scatter_single      ireduce_scatter_block from the input tensor into the output
     alltoall (all_to_all)      the inputs copied into one buffer, ialltoallv, copied out
-    all_to_all_single          ialltoall without split sizes (or with even ones), else
-                               ialltoallv with the split sizes (rows of dim 0)
+    all_to_all_single          ialltoall without split sizes, else ialltoallv with the
+                               split sizes (rows of dim 0)
     gather                     igather into a flat buffer at the root, copied out
     scatter                    the root's P inputs copied into one buffer, iscatter
 
 P separate tensors are not one collie buffer: lists go through a flat buffer (one copy,
 as gloo does); the single-tensor forms use the tensors' memory directly.
-all_to_all_single: a rank that passes uneven split sizes while another passes none makes
-collie report a mismatch (alltoallv against alltoall) — pass the sizes on every rank.
+all_to_all_single: the call form follows whether split sizes are given, never their values
+(even sizes on one rank and uneven ones on another must still all be alltoallv); a rank
+that passes sizes while another passes none makes collie report a mismatch (alltoallv
+against alltoall) — pass the sizes on every rank or on none.
 """
 import torch
 import torch.distributed as dist
@@ -183,8 +185,13 @@ class BlockCollectives:
         sin = _even(input_split_sizes, rows_in, size, fn, "input")
         sout = _even(output_split_sizes, rows_out, size, fn, "output")
         x, y = _flat(src.buf), _flat(dst.buf)
-        if sin == [rows_in // size] * size and sout == [rows_out // size] * size and \
-                x.numel() == y.numel():
+        # By whether sizes are given, not by their values: each rank sees only its own, and
+        # a rank whose sizes happen to be even must make the alltoallv its peers make.
+        if not input_split_sizes and not output_split_sizes:
+            if x.numel() != y.numel():
+                raise CollieError("collie backend: %s: without split sizes input and output "
+                                  "need the same number of elements (%d, %d)"
+                                  % (fn, x.numel(), y.numel()), _BAD_ARG)
             req = self._team.ialltoall(export(x), out=export(y))
         else:
             per_in = x.numel() // rows_in if rows_in else 0

@@ -1,5 +1,5 @@
 /*
- * reduce_scatter/cells.c — reduce_scatter (block form, and the v form not in place)
+ * reduce_scatter/cells.c — reduce_scatter (block form only: see cells_blocks_accepts)
  * through the shm transport's copy cells: every rank copies, chunk by chunk, its input
  * blocks for all other ranks into parts of its cells, and every rank reduces its own block
  * from its input and its part of every other rank's cell, in rank order.
@@ -14,7 +14,7 @@
  *   block), reads (P−1)·n from its peers' cells, reduces P·n element-wise, writes n.
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell's
  *   part (cell bytes / (P − 1)); at most 255 ranks; any op (rank order, each result
- *   element reduced once, on its owner); in place only in the block form.
+ *   element reduced once, on its owner); the block form only.
  * Cost: T ≈ (n/c + 1)·t_flag + 2·(P−1)·n·β_mem + (P−1)·n·γ, c the chunk (≤ cell / (P − 1)).
  *   build() gives the same data flow as messages (reduce_scatter `flat`) for the verifier
  *   and the simulator.
