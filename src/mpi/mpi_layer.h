@@ -304,9 +304,6 @@ void cm_progress_all(void);           /* one step of every active collie request
 
 /* Shared progress (mpi_progress.c). */
 void cm_poke_mpi(void);               /* runs MPI's progress engine once */
-/* collie_outside_progress (core/internal.h): pokes MPI's progress while this process's
- * peers need it (a window they write to, p2p sends not finished); false otherwise. */
-bool cm_outside_progress(void);
 /* Runs cm_progress_all and done(arg) in turn until done is true (true) or no collie
  * request is active any more (false: the caller may block in PMPI). */
 bool cm_wait_until(bool (*done)(void *), void *arg);

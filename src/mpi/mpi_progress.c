@@ -31,7 +31,6 @@
 
 #include "core/internal.h"
 #include "mpi/mpi_layer.h"
-#include "mpi/mpi_transport.h"
 
 static MPI_Request poke_req = MPI_REQUEST_NULL;
 
@@ -53,14 +52,6 @@ void cm_poke_mpi(void) {
         return;
     }
     PMPI_Test(&poke_req, &flag, MPI_STATUS_IGNORE);
-}
-
-bool cm_outside_progress(void) {
-    if (!cm_rma_windows_live() && !cm_mpi_sends_open())
-        return false;
-    int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    return true;
 }
 
 void cm_progress_finalize(void) {

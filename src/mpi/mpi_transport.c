@@ -19,7 +19,6 @@
  * Cost per chunk: one MPI message of 128 + payload bytes, one credit message of 8 bytes.
  * Waits poll MPI and sleep 20 µs at a time (there is nothing to sleep on).
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,39 +39,6 @@ static int message_bytes(const collie_slot_hdr *h) {
     return (int)(HEAD_BYTES + (len > SLOT_INLINE_BYTES ? len : 0));
 }
 
-/* Sends of this process's p2p transports (any thread's) that MPI may not have finished.
- * MPICH (ch4:ucx) moves a message that is not sent eagerly only while its sender is inside
- * MPI: a rank that finished its part of a call and went on to wait on a team whose
- * transport never calls MPI (shm) left its peer waiting for the data for good, and that
- * peer may be what it waits for (mp_soak under mpirun, 2-rank nodes, MPICH, seed 2).
- * While some are open, such waits poke MPI's progress (cm_outside_progress). */
-static _Atomic long open_sends;
-
-bool cm_mpi_sends_open(void) { return atomic_load_explicit(&open_sends, memory_order_relaxed) > 0; }
-
-static void post_send(void *buf, int n, MPI_Datatype type, int q, int tag, MPI_Comm comm, MPI_Request *r) {
-    PMPI_Isend(buf, n, type, q, tag, comm, r);
-    atomic_fetch_add_explicit(&open_sends, 1, memory_order_relaxed);
-}
-
-/* Completes *r if MPI has finished it (a null request counts as finished). */
-static bool test_send(MPI_Request *r) {
-    if (*r == MPI_REQUEST_NULL)
-        return true;
-    int done = 0;
-    PMPI_Test(r, &done, MPI_STATUS_IGNORE);
-    if (done)
-        atomic_fetch_sub_explicit(&open_sends, 1, memory_order_relaxed);
-    return done;
-}
-
-static void wait_send(MPI_Request *r) {
-    if (*r == MPI_REQUEST_NULL)
-        return;
-    PMPI_Wait(r, MPI_STATUS_IGNORE);
-    atomic_fetch_sub_explicit(&open_sends, 1, memory_order_relaxed);
-}
-
 static void post_recv(collie_transport *tp, int p, uint32_t k) {
     mpi_peer *pe = &impl_of(tp)->peers[p];
     PMPI_Irecv(pe->stage + (size_t)k * tp->slot_stride, (int)tp->slot_stride, MPI_BYTE, p, TAG_DATA,
@@ -86,8 +52,9 @@ static void flush_data(collie_transport *tp, int q) {
         uint64_t s = ++pe->flushed;
         uint32_t k = (uint32_t)((s - 1) % tp->nslots);
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        wait_send(&pe->send[k]);   /* done: the credit covered it */
-        post_send(h, message_bytes(h), MPI_BYTE, q, TAG_DATA, impl_of(tp)->comm, &pe->send[k]);
+        if (pe->send[k] != MPI_REQUEST_NULL)   /* done: the credit covered it */
+            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        PMPI_Isend(h, message_bytes(h), MPI_BYTE, q, TAG_DATA, impl_of(tp)->comm, &pe->send[k]);
     }
 }
 
@@ -96,11 +63,15 @@ static void flush_credit(collie_transport *tp, int p) {
     mpi_peer *pe = &impl_of(tp)->peers[p];
     if (tp->received[p] <= pe->credit_out)
         return;
-    if (!test_send(&pe->credit_send))
-        return;   /* progress() retries */
+    if (pe->credit_send != MPI_REQUEST_NULL) {
+        int done = 0;
+        PMPI_Test(&pe->credit_send, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return;   /* progress() retries */
+    }
     pe->credit_out = tp->received[p];
     pe->credits_sent++;
-    post_send(&pe->credit_out, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_send);
+    PMPI_Isend(&pe->credit_out, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_send);
 }
 
 void cm_mpi_wake(collie_transport *tp, int peer) {
@@ -142,10 +113,14 @@ static void drain_credit(collie_transport *tp, int q) {
         uint64_t v = pe->credit_in;
         pe->credits_received++;
         for (uint32_t k = 0; k < tp->nslots; k++)
-            test_send(&pe->send[k]);
+            if (pe->send[k] != MPI_REQUEST_NULL)
+                PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
         uint64_t first = pe->flushed > tp->nslots ? pe->flushed - tp->nslots + 1 : 1;
-        for (uint64_t s = first; s <= v; s++)
-            wait_send(&pe->send[(uint32_t)((s - 1) % tp->nslots)]);
+        for (uint64_t s = first; s <= v; s++) {
+            uint32_t k = (uint32_t)((s - 1) % tp->nslots);
+            if (pe->send[k] != MPI_REQUEST_NULL)
+                PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        }
         atomic_store_explicit(&tp->to[q].consumed->value, v, memory_order_release);
         PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, q, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
     }
@@ -178,9 +153,11 @@ static void free_peer(collie_transport *tp, mpi_peer *pe) {
     for (uint32_t k = 0; pe->recv && k < tp->nslots; k++)
         cancel_recv(&pe->recv[k]);
     for (uint32_t k = 0; pe->send && k < tp->nslots; k++)
-        wait_send(&pe->send[k]);
+        if (pe->send[k] != MPI_REQUEST_NULL)
+            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
     cancel_recv(&pe->credit_recv);
-    wait_send(&pe->credit_send);
+    if (pe->credit_send != MPI_REQUEST_NULL)
+        PMPI_Wait(&pe->credit_send, MPI_STATUS_IGNORE);
     free(pe->outbox);
     free(pe->stage);
     free(pe->send);

@@ -62,10 +62,8 @@ void cm_rma_wake(collie_transport *tp, int peer);
 void cm_rma_progress(collie_transport *tp);
 void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
 void cm_rma_release(collie_transport *tp);
-/* Whether this process has a window peers write to (their flushes to it need its MPI
- * progress under MPICH), or p2p sends MPI may not have finished (they need it too):
- * cm_outside_progress (mpi_progress.c) pokes MPI while either holds. */
-bool cm_rma_windows_live(void);
-bool cm_mpi_sends_open(void);
+/* collie_outside_progress (core/internal.h): MPI's progress while this process has a
+ * window (peers' flushes to it need it under MPICH); false when it has none. */
+bool cm_rma_outside_progress(void);
 
 #endif

@@ -22,8 +22,8 @@
  * MPI (Open MPI 4.1 on one node does not need it).  A rank waiting in collie on a team whose
  * transport never calls MPI (shm: a sub-communicator within one node) would leave a peer
  * blocked in MPI_Win_flush to it — and that peer may be the one it waits for.  So while
- * this process has a window, cm_outside_progress (mpi_progress.c; collie_outside_progress,
- * called by those waits at every turn and at least every 100 µs) pokes MPI's progress.
+ * this process has a window, cm_rma_outside_progress (collie_outside_progress, called
+ * by those waits at every turn and at least every 100 µs) pokes MPI's progress.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -110,7 +110,13 @@ void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
 /* Windows of this process that peers write to (any thread's teams). */
 static _Atomic int live_windows;
 
-bool cm_rma_windows_live(void) { return atomic_load_explicit(&live_windows, memory_order_relaxed) > 0; }
+bool cm_rma_outside_progress(void) {
+    if (atomic_load_explicit(&live_windows, memory_order_relaxed) == 0)
+        return false;
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return true;
+}
 
 /* Collective over the communicator. */
 void cm_rma_release(collie_transport *tp) {
