@@ -181,7 +181,6 @@ typedef struct cm_extra {
     collie_coll_v v;           /* the arrays collie gets (bytes or elements) */
     size_t *arrays;            /* their memory */
     cm_stage stage[2];         /* send, receive */
-    MPI_Comm comm;
     const char *fn;
 } cm_extra;
 /* Packs the inputs (before each start), unpacks the outputs (after completion): collie
@@ -190,9 +189,10 @@ int cm_extra_pack(cm_extra *x);
 int cm_extra_unpack(cm_extra *x);
 void cm_extra_free(cm_extra *x);
 /* Packs (pack) or unpacks n elements of t (size bytes of data, extent apart) at elems to or
- * from tmp (n * size bytes), in pieces of at most INT_MAX bytes (mpi_types.c). */
+ * from tmp (n * size bytes), in pieces of at most INT_MAX bytes (mpi_types.c).  Always on
+ * MPI_COMM_SELF: a request unpacks after the program may have freed its communicator. */
 int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_Aint extent,
-            char *tmp, MPI_Comm comm, const char *fn);
+            char *tmp, const char *fn);
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
