@@ -319,6 +319,10 @@ int cm_progress_collie_only(void);
 bool cm_active_need_no_mpi(void);
 void cm_complete_deferred(void);
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
+/* Whether every request of reqs is complete (null and inactive ones count), completing
+ * none (else MPI's progress engine runs once); a wait then completes them with
+ * PMPI_Waitall, which returns at once (not PMPI_Testall: mpi_progress.c says why). */
+bool cm_mpi_all_complete(int n, const MPI_Request reqs[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
 int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
 void cm_progress_finalize(void);      /* at MPI_Finalize */
