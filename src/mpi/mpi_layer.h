@@ -300,6 +300,7 @@ int cm_plan_start_order(const cm_call *c, collie_request_t **req);
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle);
 int cm_start_request(collie_request_t *req, const cm_call *c);
 int cm_requests_active(void);         /* collie requests started and not finished */
+void cm_requests_finalize(void);      /* at MPI_Finalize: the persistent requests' MPI side */
 void cm_progress_all(void);           /* one step of every active collie request */
 
 /* Shared progress (mpi_progress.c). */
