@@ -301,6 +301,10 @@ int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI
 int cm_start_request(collie_request_t *req, const cm_call *c);
 int cm_requests_active(void);         /* collie requests started and not finished */
 void cm_requests_finalize(void);      /* at MPI_Finalize: the persistent requests' MPI side */
+/* Released MPI channels (mpi_transport.c: their release blocks nowhere): a step of each,
+ * and (at MPI_Finalize, where every rank is) all of them to the end. */
+void cm_mpi_retire_poll(void);
+void cm_mpi_retire_all(void);
 void cm_progress_all(void);           /* one step of every active collie request */
 
 /* Shared progress (mpi_progress.c). */

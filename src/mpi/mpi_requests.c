@@ -242,6 +242,7 @@ void cm_progress_all(void) {
     for (int i = 0; i < nused; i++)
         if (table[i].active)
             step(&table[i]);
+    cm_mpi_retire_poll();   /* released MPI channels (mpi_transport.c) */
 }
 
 static bool entry_done(void *arg) {

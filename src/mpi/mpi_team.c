@@ -436,6 +436,7 @@ static void world_finalize(void) {
     initialised_mpi = false;
     cm_log_summary();
     cm_free_all_teams();
+    cm_mpi_retire_all();
     cm_free_user_ops();
     cm_free_types();
     PMPI_Finalize();

@@ -16,6 +16,12 @@
  *     type, and a persistent allgather of it started twice: the data, and the holes
  *     untouched.  (The unpacking took the freed communicator: "MPI_Unpack ... gave 0 bytes"
  *     on MPICH, found by mpi_soak.)
+ *  6. an MPI_Ireduce of 8 MiB to rank 0 on MPI_COMM_WORLD and an MPI_Ibarrier on a dup
+ *     freed right after it; rank 0 waits for the reduce first, the others for the barrier
+ *     first: the barrier's last request releases the dup's team at those ranks while rank 0
+ *     still needs their chunks.  Run with COLLIE_MPI_NODE_SPLIT too (ctest
+ *     freed_comm_nodes_np3): the release of the shm+mpi transport was a blocking
+ *     MPI_Alltoall there, and the ranks hung (found by mpi_soak).
  * Prints "passed: 0 failures".
  */
 #include <mpi.h>
@@ -188,6 +194,26 @@ static void gapped_then_free(void) {
     free(mine), free(all);
 }
 
+/* ---- 6. a team released inside a wait, other requests pending ---------------------------- */
+
+static void release_inside_wait(double *in, double *out) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    fill(in, 4);
+    memset(out, 0, N * sizeof *out);
+    MPI_Request r[2];
+    check(MPI_Ireduce(in, out, (int)N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS,
+          "MPI_Ireduce", 0);
+    check(MPI_Ibarrier(c, &r[1]) == MPI_SUCCESS, "MPI_Ibarrier", 0);
+    check(MPI_Comm_free(&c) == MPI_SUCCESS, "MPI_Comm_free with an MPI_Ibarrier pending", 0);
+    for (int k = 0; k < 2; k++) {
+        int rc = MPI_Wait(&r[rank == 0 ? k : 1 - k], MPI_STATUS_IGNORE);
+        check(rc == MPI_SUCCESS, "MPI_Wait (reduce and barrier of a freed communicator)", rc);
+    }
+    if (rank == 0)
+        check_sum(out, 4, "MPI_Ireduce while a freed communicator's team was released");
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -199,6 +225,7 @@ int main(int argc, char **argv) {
     persistent_then_free(in, out);
     fresh_communicator(in, out);
     gapped_then_free();
+    release_inside_wait(in, out);
     free(in), free(out);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
