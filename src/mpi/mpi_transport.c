@@ -48,6 +48,39 @@ static void post_recv(collie_transport *tp, int p, uint32_t k) {
                impl_of(tp)->comm, &pe->recv[k]);
 }
 
+/* Data sends handed to MPI and not yet seen complete, over every p2p transport of the
+ * process.  A rank leaves a collective with its last chunk's send in flight, and under
+ * MPICH 4.0.2 (ch4:ucx) a message of about 12 to 100 KB moves only while its sender is
+ * inside MPI: a rank then waiting in collie on a team that never calls MPI (shm: a
+ * communicator within one node) starved the peer that waited for that chunk — and that
+ * peer was the one it waited for (mpi_rma_progress.c, pattern biggather; found by mpi_soak
+ * under COLLIE_MPI_NODE_SPLIT=2).  While some are in flight, cm_outside_progress runs
+ * MPI's progress from those waits, as for RMA windows. */
+static _Atomic long sends_in_flight;
+
+/* Completes (wait) or tests the data send *r; counts it off once done. */
+static void send_check(MPI_Request *r, bool wait) {
+    if (*r == MPI_REQUEST_NULL)
+        return;
+    int done = 1;
+    if (wait)
+        PMPI_Wait(r, MPI_STATUS_IGNORE);
+    else
+        PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+    if (done)
+        atomic_fetch_sub_explicit(&sends_in_flight, 1, memory_order_relaxed);
+}
+
+bool cm_outside_progress(void) {
+    if (cm_rma_outside_progress())
+        return true;
+    if (atomic_load_explicit(&sends_in_flight, memory_order_relaxed) == 0)
+        return false;
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return true;
+}
+
 /* Sends the chunks the executor published for q since the last flush. */
 static void flush_data(collie_transport *tp, int q) {
     mpi_peer *pe = &impl_of(tp)->peers[q];
@@ -55,9 +88,9 @@ static void flush_data(collie_transport *tp, int q) {
         uint64_t s = ++pe->flushed;
         uint32_t k = (uint32_t)((s - 1) % tp->nslots);
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        if (pe->send[k] != MPI_REQUEST_NULL)   /* done: the credit covered it */
-            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        send_check(&pe->send[k], true);   /* done: the credit covered it */
         PMPI_Isend(h, message_bytes(h), MPI_BYTE, q, TAG_DATA, impl_of(tp)->comm, &pe->send[k]);
+        atomic_fetch_add_explicit(&sends_in_flight, 1, memory_order_relaxed);
     }
 }
 
@@ -116,14 +149,10 @@ static void drain_credit(collie_transport *tp, int q) {
         uint64_t v = pe->credit_in;
         pe->credits_received++;
         for (uint32_t k = 0; k < tp->nslots; k++)
-            if (pe->send[k] != MPI_REQUEST_NULL)
-                PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
+            send_check(&pe->send[k], false);
         uint64_t first = pe->flushed > tp->nslots ? pe->flushed - tp->nslots + 1 : 1;
-        for (uint64_t s = first; s <= v; s++) {
-            uint32_t k = (uint32_t)((s - 1) % tp->nslots);
-            if (pe->send[k] != MPI_REQUEST_NULL)
-                PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
-        }
+        for (uint64_t s = first; s <= v; s++)
+            send_check(&pe->send[(s - 1) % tp->nslots], true);
         atomic_store_explicit(&tp->to[q].consumed->value, v, memory_order_release);
         PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, q, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
     }
@@ -194,8 +223,8 @@ static bool peer_quiet(retiring *r, int p) {
             PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, r->comm, &pe->credit_recv);
     }
     for (uint32_t k = 0; pe->send && k < r->nslots; k++) {
-        PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
-        if (!done)
+        send_check(&pe->send[k], false);
+        if (pe->send[k] != MPI_REQUEST_NULL)
             return false;
     }
     PMPI_Test(&pe->credit_send, &done, MPI_STATUS_IGNORE);

@@ -69,7 +69,9 @@ void cm_rma_progress(collie_transport *tp);
 void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
 void cm_rma_release(collie_transport *tp);
 /* collie_outside_progress (core/internal.h): MPI's progress while this process has a
- * window (peers' flushes to it need it under MPICH); false when it has none. */
+ * window (peers' flushes to it need it under MPICH) or data sends of the p2p channels in
+ * flight (their transfer needs the sender under MPICH); false when it has neither. */
 bool cm_rma_outside_progress(void);
+bool cm_outside_progress(void);
 
 #endif
