@@ -432,8 +432,10 @@ int MPI_Finalize(void) {
     cm_log_summary();
     cm_memo_forget();
     cm_progress_finalize();
+    cm_requests_finalize();
     collie_subteams_free_all();   /* their communicators and MPI channels, while MPI is up */
     cm_free_all_teams();
+    cm_mpi_retire_all();          /* the released MPI channels: every rank is here */
     cm_free_user_ops();
     cm_free_types();
     return PMPI_Finalize();

@@ -181,7 +181,6 @@ typedef struct cm_extra {
     collie_coll_v v;           /* the arrays collie gets (bytes or elements) */
     size_t *arrays;            /* their memory */
     cm_stage stage[2];         /* send, receive */
-    MPI_Comm comm;
     const char *fn;
 } cm_extra;
 /* Packs the inputs (before each start), unpacks the outputs (after completion): collie
@@ -190,9 +189,10 @@ int cm_extra_pack(cm_extra *x);
 int cm_extra_unpack(cm_extra *x);
 void cm_extra_free(cm_extra *x);
 /* Packs (pack) or unpacks n elements of t (size bytes of data, extent apart) at elems to or
- * from tmp (n * size bytes), in pieces of at most INT_MAX bytes (mpi_types.c). */
+ * from tmp (n * size bytes), in pieces of at most INT_MAX bytes (mpi_types.c).  Always on
+ * MPI_COMM_SELF: a request unpacks after the program may have freed its communicator. */
 int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_Aint extent,
-            char *tmp, MPI_Comm comm, const char *fn);
+            char *tmp, const char *fn);
 
 /* Teams (mpi_team.c). */
 void cm_setup(void);                  /* once: collie's logging and selection from the env */
@@ -300,6 +300,11 @@ int cm_plan_start_order(const cm_call *c, collie_request_t **req);
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle);
 int cm_start_request(collie_request_t *req, const cm_call *c);
 int cm_requests_active(void);         /* collie requests started and not finished */
+void cm_requests_finalize(void);      /* at MPI_Finalize: the persistent requests' MPI side */
+/* Released MPI channels (mpi_transport.c: their release blocks nowhere): a step of each,
+ * and (at MPI_Finalize, where every rank is) all of them to the end. */
+void cm_mpi_retire_poll(void);
+void cm_mpi_retire_all(void);
 void cm_progress_all(void);           /* one step of every active collie request */
 
 /* Shared progress (mpi_progress.c). */
@@ -319,6 +324,10 @@ int cm_progress_collie_only(void);
 bool cm_active_need_no_mpi(void);
 void cm_complete_deferred(void);
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]);
+/* Whether every request of reqs is complete (null and inactive ones count), completing
+ * none (else MPI's progress engine runs once); a wait then completes them with
+ * PMPI_Waitall, which returns at once (not PMPI_Testall: mpi_progress.c says why). */
+bool cm_mpi_all_complete(int n, const MPI_Request reqs[]);
 int cm_wait_collie(collie_request_t *req);  /* collie_wait that keeps MPI and the rest moving */
 int cm_blocking_wait(collie_request_t *req);   /* the same while collie requests are active */
 void cm_progress_finalize(void);      /* at MPI_Finalize */

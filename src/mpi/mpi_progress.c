@@ -6,9 +6,9 @@
  * place where the program can block in MPI runs one loop (cm_wait_until) that alternates
  * a pass over every active collie request (cm_progress_all: collie_test(req, 0) on each,
  * whatever its communicator) with a non-blocking MPI call that drives MPI's progress
- * engine (PMPI_Test / PMPI_Testall / PMPI_Iprobe of the request waited for, or a test of a
- * generalized request that never completes, which makes MPICH and Open MPI run their
- * progress engine once).  The loop spins briefly, then yields the core at every turn
+ * engine (PMPI_Test / PMPI_Request_get_status / PMPI_Iprobe of what is waited for, or a
+ * test of a generalized request that never completes, which makes MPICH and Open MPI run
+ * their progress engine once).  The loop spins briefly, then yields the core at every turn
  * (ranks may outnumber cores).
  *
  * Intercepted here: the blocking point-to-point calls MPI_Send, MPI_Ssend, MPI_Rsend,
@@ -133,11 +133,30 @@ typedef struct test_all {
     int rc;
 } test_all;
 
+/* Asked one request at a time (PMPI_Request_get_status completes nothing), and the array
+ * completed by PMPI_Waitall once all are: MPICH 4.0.2's PMPI_Testall returns
+ * MPI_ERR_IN_STATUS (fatal under the default error handler) when it completes a persistent
+ * collective request, where its MPI_Waitall returns MPI_SUCCESS, so a program's
+ * MPI_Waitall over one (a persistent call collie passed to MPI) failed under the drop-in
+ * only (tests/mpi/mpi_interlock.c, pattern pwaitall; found by mpi_soak). */
+bool cm_mpi_all_complete(int n, const MPI_Request reqs[]) {
+    for (int i = 0; i < n; i++) {
+        int flag = 1;
+        if (reqs[i] != MPI_REQUEST_NULL &&
+            PMPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+            cm_poke_mpi();
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool all_done(void *arg) {
     test_all *t = arg;
-    int flag = 0;
-    t->rc = PMPI_Testall(t->n, t->reqs, &flag, t->statuses);
-    return flag || t->rc != MPI_SUCCESS;
+    if (!cm_mpi_all_complete(t->n, t->reqs))
+        return false;
+    t->rc = PMPI_Waitall(t->n, t->reqs, t->statuses);
+    return true;
 }
 
 int cm_waitall_mpi(int n, MPI_Request reqs[], MPI_Status statuses[]) {

@@ -4,7 +4,8 @@
  *
  * An MPI_I* call served by collie returns a real MPI request: a generalized request
  * (MPI_Grequest_start).  A persistent call returns a real persistent request that MPI
- * never starts: MPI_Send_init to MPI_PROC_NULL, which MPI sees as inactive.  A table maps
+ * never starts: MPI_Send_init to MPI_PROC_NULL, which MPI sees as inactive (kept for reuse
+ * when the program frees it, never handed back to MPI before MPI_Finalize).  A table maps
  * these handles to collie requests.  The intercepted MPI_Wait, MPI_Test,
  * MPI_Request_get_status, MPI_Request_free, MPI_Start and MPI_Startall (here) and the
  * calls on arrays (mpi_requests_array.c) progress the collie request, complete the
@@ -90,9 +91,50 @@ void cm_req_set_empty(MPI_Status *status) {
     status->MPI_ERROR = MPI_SUCCESS;
 }
 
+/* The MPI requests behind collie's persistent ones: MPI_Send_init to MPI_PROC_NULL, never
+ * started, on MPI_COMM_SELF (the request outlives the communicator of its call).
+ * MPI_Request_free keeps the MPI request here for the next persistent call instead of
+ * freeing it: MPICH 4.0.2 hangs in any persistent collective whose request object was a
+ * freed persistent point-to-point request's, so once a program had freed one of collie's,
+ * its next persistent collective that collie passes to MPICH (a long double allreduce)
+ * hung (tests/mpi/mpi_interlock.c, pattern pfree; found by mpi_soak).  Freed at
+ * MPI_Finalize. */
+static MPI_Request *spare;
+static int nspare, nspare_cap;
+
+static int placeholder(MPI_Request *handle) {
+    if (nspare) {
+        *handle = spare[--nspare];
+        return MPI_SUCCESS;
+    }
+    return PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, handle);
+}
+
+static int keep_placeholder(MPI_Request *handle) {
+    if (nspare == nspare_cap) {
+        int cap = nspare_cap ? 2 * nspare_cap : 16;
+        MPI_Request *t = realloc(spare, (size_t)cap * sizeof *t);
+        if (!t)
+            return PMPI_Request_free(handle);
+        spare = t;
+        nspare_cap = cap;
+    }
+    spare[nspare++] = *handle;
+    *handle = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+void cm_requests_finalize(void) {
+    while (nspare)
+        PMPI_Request_free(&spare[--nspare]);
+    free(spare);
+    spare = NULL;
+    nspare_cap = 0;
+}
+
 /* Takes over req and, for a packed broadcast, c's packed copy (freed here on failure). */
 int cm_request_add(collie_request_t *req, const cm_call *c, bool persistent, MPI_Request *handle) {
-    int rc = persistent ? PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, c->comm, handle)
+    int rc = persistent ? placeholder(handle)
                         : PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, handle);
     if (rc == MPI_SUCCESS && nused == ncap) {
         int cap = ncap ? 2 * ncap : 16;
@@ -200,6 +242,7 @@ void cm_progress_all(void) {
     for (int i = 0; i < nused; i++)
         if (table[i].active)
             step(&table[i]);
+    cm_mpi_retire_poll();   /* released MPI channels (mpi_transport.c) */
 }
 
 static bool entry_done(void *arg) {
@@ -313,8 +356,9 @@ int MPI_Request_free(MPI_Request *request) {
     if (!e)
         return PMPI_Request_free(request);
     cm_req_progress(e, true);   /* MPI lets an active request be freed: it still completes */
+    bool persistent = e->persistent;
     forget(e);
-    return PMPI_Request_free(request);
+    return persistent ? keep_placeholder(request) : PMPI_Request_free(request);
 }
 
 int MPI_Cancel(MPI_Request *request) {

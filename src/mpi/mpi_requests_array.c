@@ -51,7 +51,8 @@ typedef struct waitall {
     int rc;
 } waitall;
 
-/* Every collie entry of the array finished, then PMPI_Testall completes the rest. */
+/* Every collie entry of the array finished and every MPI request complete, then
+ * PMPI_Waitall completes the array at once (cm_mpi_all_complete: not PMPI_Testall). */
 static bool all_finished(void *arg) {
     waitall *w = arg;
     for (int i = 0; i < w->n; i++) {
@@ -61,9 +62,10 @@ static bool all_finished(void *arg) {
             return false;
         }
     }
-    int flag = 0;
-    w->rc = PMPI_Testall(w->n, w->reqs, &flag, w->statuses);
-    return flag || w->rc != MPI_SUCCESS;
+    if (!cm_mpi_all_complete(w->n, w->reqs))
+        return false;
+    w->rc = PMPI_Waitall(w->n, w->reqs, w->statuses);
+    return true;
 }
 
 /* A completed Waitall/Testall: every persistent entry of the array is reported. */

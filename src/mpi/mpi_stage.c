@@ -19,15 +19,14 @@
 #include "mpi/mpi_layer.h"
 
 /* Packs or unpacks every block of s. */
-static int move(cm_stage *s, bool pack, MPI_Comm comm, const char *fn) {
+static int move(cm_stage *s, bool pack, const char *fn) {
     if (!s->counts)
-        return cm_pack(pack, s->buf, (size_t)s->n * s->count, s->type, s->size, s->extent, s->tmp,
-                       comm, fn);
+        return cm_pack(pack, s->buf, (size_t)s->n * s->count, s->type, s->size, s->extent, s->tmp, fn);
     size_t off = 0;
     for (int j = 0; j < s->n; j++) {
         size_t n = (size_t)s->counts[j];
         char *at = (char *)s->buf + (MPI_Aint)s->displs[j] * s->extent;
-        int st = n ? cm_pack(pack, at, n, s->type, s->size, s->extent, s->tmp + off, comm, fn) : COLLIE_OK;
+        int st = n ? cm_pack(pack, at, n, s->type, s->size, s->extent, s->tmp + off, fn) : COLLIE_OK;
         if (st)
             return st;
         off += n * s->size;
@@ -38,7 +37,7 @@ static int move(cm_stage *s, bool pack, MPI_Comm comm, const char *fn) {
 int cm_extra_pack(cm_extra *x) {
     for (int i = 0; i < 2; i++) {
         cm_stage *s = &x->stage[i];
-        int st = s->tmp && s->in ? move(s, true, x->comm, x->fn) : COLLIE_OK;
+        int st = s->tmp && s->in ? move(s, true, x->fn) : COLLIE_OK;
         if (st)
             return st;
     }
@@ -48,7 +47,7 @@ int cm_extra_pack(cm_extra *x) {
 int cm_extra_unpack(cm_extra *x) {
     for (int i = 0; i < 2; i++) {
         cm_stage *s = &x->stage[i];
-        int st = s->tmp && s->out ? move(s, false, x->comm, x->fn) : COLLIE_OK;
+        int st = s->tmp && s->out ? move(s, false, x->fn) : COLLIE_OK;
         if (st)
             return st;
     }

@@ -60,7 +60,7 @@ static void setup_once(void) {
     collie_log_init();
     collie_select_init_from_env();
     collie_blocking_wait = cm_blocking_wait;   /* mpi_progress.c */
-    collie_outside_progress = cm_rma_outside_progress;
+    collie_outside_progress = cm_outside_progress;   /* mpi_transport.c */
     cm_log_on = cm_log_mode();
     cm_off = collie_env_int("COLLIE_MPI", 1) == 0;
 }
@@ -459,6 +459,7 @@ static void world_finalize(void) {
     initialised_mpi = false;
     cm_log_summary();
     cm_free_all_teams();
+    cm_mpi_retire_all();
     cm_free_user_ops();
     cm_free_types();
     PMPI_Finalize();

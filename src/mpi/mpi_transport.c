@@ -19,6 +19,9 @@
  * Cost per chunk: one MPI message of 128 + payload bytes, one credit message of 8 bytes.
  * Waits poll MPI and sleep 20 µs at a time (there is nothing to sleep on).
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +48,39 @@ static void post_recv(collie_transport *tp, int p, uint32_t k) {
                impl_of(tp)->comm, &pe->recv[k]);
 }
 
+/* Data sends handed to MPI and not yet seen complete, over every p2p transport of the
+ * process.  A rank leaves a collective with its last chunk's send in flight, and under
+ * MPICH 4.0.2 (ch4:ucx) a message of about 12 to 100 KB moves only while its sender is
+ * inside MPI: a rank then waiting in collie on a team that never calls MPI (shm: a
+ * communicator within one node) starved the peer that waited for that chunk — and that
+ * peer was the one it waited for (mpi_rma_progress.c, pattern biggather; found by mpi_soak
+ * under COLLIE_MPI_NODE_SPLIT=2).  While some are in flight, cm_outside_progress runs
+ * MPI's progress from those waits, as for RMA windows. */
+static _Atomic long sends_in_flight;
+
+/* Completes (wait) or tests the data send *r; counts it off once done. */
+static void send_check(MPI_Request *r, bool wait) {
+    if (*r == MPI_REQUEST_NULL)
+        return;
+    int done = 1;
+    if (wait)
+        PMPI_Wait(r, MPI_STATUS_IGNORE);
+    else
+        PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+    if (done)
+        atomic_fetch_sub_explicit(&sends_in_flight, 1, memory_order_relaxed);
+}
+
+bool cm_outside_progress(void) {
+    if (cm_rma_outside_progress())
+        return true;
+    if (atomic_load_explicit(&sends_in_flight, memory_order_relaxed) == 0)
+        return false;
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return true;
+}
+
 /* Sends the chunks the executor published for q since the last flush. */
 static void flush_data(collie_transport *tp, int q) {
     mpi_peer *pe = &impl_of(tp)->peers[q];
@@ -52,9 +88,9 @@ static void flush_data(collie_transport *tp, int q) {
         uint64_t s = ++pe->flushed;
         uint32_t k = (uint32_t)((s - 1) % tp->nslots);
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        if (pe->send[k] != MPI_REQUEST_NULL)   /* done: the credit covered it */
-            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+        send_check(&pe->send[k], true);   /* done: the credit covered it */
         PMPI_Isend(h, message_bytes(h), MPI_BYTE, q, TAG_DATA, impl_of(tp)->comm, &pe->send[k]);
+        atomic_fetch_add_explicit(&sends_in_flight, 1, memory_order_relaxed);
     }
 }
 
@@ -113,14 +149,10 @@ static void drain_credit(collie_transport *tp, int q) {
         uint64_t v = pe->credit_in;
         pe->credits_received++;
         for (uint32_t k = 0; k < tp->nslots; k++)
-            if (pe->send[k] != MPI_REQUEST_NULL)
-                PMPI_Test(&pe->send[k], &done, MPI_STATUS_IGNORE);
+            send_check(&pe->send[k], false);
         uint64_t first = pe->flushed > tp->nslots ? pe->flushed - tp->nslots + 1 : 1;
-        for (uint64_t s = first; s <= v; s++) {
-            uint32_t k = (uint32_t)((s - 1) % tp->nslots);
-            if (pe->send[k] != MPI_REQUEST_NULL)
-                PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
-        }
+        for (uint64_t s = first; s <= v; s++)
+            send_check(&pe->send[(s - 1) % tp->nslots], true);
         atomic_store_explicit(&tp->to[q].consumed->value, v, memory_order_release);
         PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, q, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
     }
@@ -142,6 +174,36 @@ void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
     nanosleep(&ts, NULL);
 }
 
+/* ---- release ---------------------------------------------------------------------------
+ *
+ * The credit messages still on their way must be received before the private communicator
+ * goes (every peer says how many it sent), and the sends must complete.  That is
+ * collective over the communicator, but a rank releases its transport at a time of its
+ * own: in MPI_Comm_free, or, when the program freed the communicator with requests
+ * pending, when its last request completes — inside an MPI_Wait or MPI_Test, while other
+ * collie requests may need this rank to run.  A blocking exchange there deadlocked (rank
+ * 2 in the release's MPI_Alltoall, rank 0 waiting in an MPI_Ireduce for rank 2's chunk;
+ * found by mpi_soak under COLLIE_MPI_NODE_SPLIT=2 on MPICH).  So the release only starts
+ * it: the counts go by MPI_Ialltoall, and the retiring channels are finished by
+ * cm_mpi_retire_poll (every progress pass of the layer) — at MPI_Finalize at the latest,
+ * where every rank is.  The collie team itself is gone at once. */
+
+typedef struct cm_retiring {
+    struct cm_retiring *next;
+    MPI_Comm comm;
+    int size;
+    uint32_t nslots;
+    mpi_peer *peers;              /* taken over from the transport */
+    char *inbox;
+    bool *remote;                 /* [size]: the peers with MPI channels */
+    uint64_t *sent, *expect;      /* [size]: credit messages sent to / coming from each */
+    MPI_Request exchange;         /* the Ialltoall of the counts */
+} retiring;
+
+static retiring *retiring_list;
+static pthread_mutex_t retiring_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int nretiring;
+
 static void cancel_recv(MPI_Request *r) {
     if (*r == MPI_REQUEST_NULL)
         return;
@@ -149,65 +211,132 @@ static void cancel_recv(MPI_Request *r) {
     PMPI_Wait(r, MPI_STATUS_IGNORE);
 }
 
-static void free_peer(collie_transport *tp, mpi_peer *pe) {
-    for (uint32_t k = 0; pe->recv && k < tp->nslots; k++)
-        cancel_recv(&pe->recv[k]);
-    for (uint32_t k = 0; pe->send && k < tp->nslots; k++)
+/* Has p's side finished: every credit message p sent received, every send done? */
+static bool peer_quiet(retiring *r, int p) {
+    mpi_peer *pe = &r->peers[p];
+    int done = 0;
+    while (pe->credits_received < r->expect[p] && pe->credit_recv != MPI_REQUEST_NULL) {
+        PMPI_Test(&pe->credit_recv, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return false;
+        if (++pe->credits_received < r->expect[p])
+            PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, r->comm, &pe->credit_recv);
+    }
+    for (uint32_t k = 0; pe->send && k < r->nslots; k++) {
+        send_check(&pe->send[k], false);
         if (pe->send[k] != MPI_REQUEST_NULL)
-            PMPI_Wait(&pe->send[k], MPI_STATUS_IGNORE);
+            return false;
+    }
+    PMPI_Test(&pe->credit_send, &done, MPI_STATUS_IGNORE);
+    return done;
+}
+
+static void free_peer(retiring *r, mpi_peer *pe) {
+    for (uint32_t k = 0; pe->recv && k < r->nslots; k++)
+        cancel_recv(&pe->recv[k]);
     cancel_recv(&pe->credit_recv);
-    if (pe->credit_send != MPI_REQUEST_NULL)
-        PMPI_Wait(&pe->credit_send, MPI_STATUS_IGNORE);
     free(pe->outbox);
     free(pe->stage);
     free(pe->send);
     free(pe->recv);
 }
 
-/* Receives the credit messages still on their way (every peer says how many it sent), so
- * none is left unmatched when the communicator goes. */
-static void drain_last_credits(collie_transport *tp, mpi_impl *im) {
-    uint64_t *sent = calloc((size_t)tp->size, sizeof *sent), *expect = calloc((size_t)tp->size, sizeof *expect);
-    if (!sent || !expect) {
-        free(sent);
-        free(expect);
-        PMPI_Barrier(im->comm);
-        return;
-    }
-    for (int p = 0; im->peers && p < tp->size; p++)
-        if (p != tp->rank && cm_mpi_remote(im, p))
-            sent[p] = im->peers[p].credits_sent;
-    PMPI_Alltoall(sent, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, im->comm);
-    for (int p = 0; im->peers && p < tp->size; p++) {
-        mpi_peer *pe = &im->peers[p];
-        if (p == tp->rank || !cm_mpi_remote(im, p))
-            continue;
-        while (pe->credits_received < expect[p] && pe->credit_recv != MPI_REQUEST_NULL) {
-            PMPI_Wait(&pe->credit_recv, MPI_STATUS_IGNORE);
-            if (++pe->credits_received < expect[p])
-                PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, im->comm, &pe->credit_recv);
-        }
-    }
-    free(sent);
-    free(expect);
+static void free_retiring(retiring *r) {
+    free(r->peers);
+    free(r->inbox);
+    free(r->remote);
+    free(r->sent);
+    free(r->expect);
+    free(r);
 }
 
-/* Collective over the communicator (MPI_Comm_free, MPI_Finalize, collie_finalize). */
+/* One step of r; true when it is finished (and freed). */
+static bool retire_step(retiring *r) {
+    int done = 0;
+    PMPI_Test(&r->exchange, &done, MPI_STATUS_IGNORE);
+    if (!done)
+        return false;
+    for (int p = 0; p < r->size; p++)
+        if (r->remote[p] && !peer_quiet(r, p))
+            return false;
+    for (int p = 0; p < r->size; p++)
+        if (r->remote[p])
+            free_peer(r, &r->peers[p]);
+    PMPI_Comm_free(&r->comm);
+    free_retiring(r);
+    return true;
+}
+
+void cm_mpi_retire_poll(void) {
+    if (atomic_load_explicit(&nretiring, memory_order_acquire) == 0)
+        return;
+    pthread_mutex_lock(&retiring_lock);
+    for (retiring **pp = &retiring_list; *pp;) {
+        retiring *r = *pp, *next = r->next;
+        if (retire_step(r)) {   /* r is freed */
+            *pp = next;
+            atomic_fetch_sub(&nretiring, 1);
+        } else {
+            pp = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&retiring_lock);
+}
+
+void cm_mpi_retire_all(void) {
+    while (atomic_load_explicit(&nretiring, memory_order_acquire) > 0) {
+        cm_mpi_retire_poll();
+        if (atomic_load_explicit(&nretiring, memory_order_acquire) > 0)
+            sched_yield();
+    }
+}
+
+/* The release's record, made when the channels are (so that the release cannot fail). */
+static retiring *retiring_new(int size) {
+    retiring *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->remote = calloc((size_t)size, sizeof *r->remote);
+    r->sent = calloc((size_t)size, sizeof *r->sent);
+    r->expect = calloc((size_t)size, sizeof *r->expect);
+    if (!r->remote || !r->sent || !r->expect) {
+        free_retiring(r);
+        return NULL;
+    }
+    return r;
+}
+
 void cm_mpi_release(collie_transport *tp) {
     mpi_impl *im = tp->impl;
-    if (im && im->comm != MPI_COMM_NULL) {
-        drain_last_credits(tp, im);
-        for (int p = 0; im->peers && p < tp->size; p++)
-            if (p != tp->rank && cm_mpi_remote(im, p))
-                free_peer(tp, &im->peers[p]);
+    if (!im)
+        return;
+    retiring *r = im->retire;
+    im->retire = NULL;
+    if (r && im->comm != MPI_COMM_NULL) {
+        r->comm = im->comm, r->size = tp->size, r->nslots = tp->nslots;
+        r->peers = im->peers, r->inbox = im->inbox;
+        for (int p = 0; p < tp->size; p++) {
+            r->remote[p] = im->peers && p != tp->rank && cm_mpi_remote(im, p);
+            r->sent[p] = r->remote[p] ? im->peers[p].credits_sent : 0;
+        }
+        PMPI_Ialltoall(r->sent, 1, MPI_UINT64_T, r->expect, 1, MPI_UINT64_T, r->comm, &r->exchange);
+        im->comm = MPI_COMM_NULL, im->peers = NULL, im->inbox = NULL;
+        pthread_mutex_lock(&retiring_lock);
+        r->next = retiring_list;
+        retiring_list = r;
+        atomic_fetch_add(&nretiring, 1);
+        pthread_mutex_unlock(&retiring_lock);
+        cm_mpi_retire_poll();
+        return;
+    }
+    if (r)
+        free_retiring(r);
+    if (im->comm != MPI_COMM_NULL)   /* wiring failed before any channel existed */
         PMPI_Comm_free(&im->comm);
-    }
-    if (im) {
-        free(im->peers);
-        free(im->inbox);
-        im->peers = NULL;
-        im->inbox = NULL;
-    }
+    free(im->peers);
+    free(im->inbox);
+    im->peers = NULL;
+    im->inbox = NULL;
 }
 
 /* ---- set-up ----------------------------------------------------------------------------- */
@@ -238,6 +367,9 @@ static int setup_peer(collie_transport *tp, int p) {
 int cm_mpi_wire(collie_transport *tp) {
     mpi_impl *im = tp->impl;
     size_t bytes = collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
+    im->retire = retiring_new(tp->size);
+    if (!im->retire)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's release");
     im->inbox = aligned_alloc(COLLIE_CACHELINE, (bytes + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1));
     im->peers = calloc((size_t)tp->size, sizeof *im->peers);
     if (!im->inbox || !im->peers)

@@ -24,12 +24,15 @@ typedef struct mpi_peer {
     uint64_t credits_received;    /* credit messages received from it */
 } mpi_peer;
 
+struct cm_retiring;
+
 /* The transport's state; the mixed transport embeds it as its first member. */
 typedef struct mpi_impl {
     MPI_Comm comm;                /* private duplicate */
     char *inbox;
     mpi_peer *peers;
     const int *local_of;          /* mixed: >= 0 for peers reached over shm; NULL: none */
+    struct cm_retiring *retire;   /* its release, made with the channels (cannot fail) */
 } mpi_impl;
 
 
@@ -55,7 +58,10 @@ int cm_mpi_wire(collie_transport *tp);
 void cm_mpi_wake(collie_transport *tp, int peer);
 void cm_mpi_progress(collie_transport *tp);
 void cm_mpi_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
-void cm_mpi_release(collie_transport *tp);   /* collective: MPI_Barrier on the comm */
+/* Starts the release of the MPI channels (collective, but blocks nowhere); the layer's
+ * progress passes finish it (cm_mpi_retire_poll, mpi_layer.h), MPI_Finalize at the latest
+ * (cm_mpi_retire_all). */
+void cm_mpi_release(collie_transport *tp);
 /* The same for the RMA variant (tp->impl starts with an rma_impl). */
 int cm_rma_wire(collie_transport *tp);
 void cm_rma_wake(collie_transport *tp, int peer);
@@ -63,7 +69,9 @@ void cm_rma_progress(collie_transport *tp);
 void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns);
 void cm_rma_release(collie_transport *tp);
 /* collie_outside_progress (core/internal.h): MPI's progress while this process has a
- * window (peers' flushes to it need it under MPICH); false when it has none. */
+ * window (peers' flushes to it need it under MPICH) or data sends of the p2p channels in
+ * flight (their transfer needs the sender under MPICH); false when it has neither. */
 bool cm_rma_outside_progress(void);
+bool cm_outside_progress(void);
 
 #endif

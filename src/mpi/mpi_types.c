@@ -355,8 +355,13 @@ bool cm_map_bcast(cm_call *c, const char **why) {
     return true;
 }
 
+/* MPI_COMM_SELF, not the call's communicator: an MPI_I* call's request unpacks when it
+ * completes, and the program may have freed the communicator by then (MPI lets pending
+ * operations finish; MPICH 4.0.2's MPI_Unpack then fails on the freed handle).  The packed
+ * bytes are collie's own, moved between ranks as raw bytes like all its data. */
 int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_Aint extent,
-            char *tmp, MPI_Comm comm, const char *fn) {
+            char *tmp, const char *fn) {
+    MPI_Comm comm = MPI_COMM_SELF;
     size_t step = size ? (size_t)INT_MAX / size : n, done = 0;
     while (done < n) {
         size_t k = n - done < step ? n - done : step;
@@ -374,7 +379,7 @@ int cm_pack(bool pack, void *elems, size_t n, MPI_Datatype t, size_t size, MPI_A
 /* Packs (root) or unpacks (the others) count elements of type at c->recvbuf to or from
  * tmp, in pieces of at most INT_MAX bytes (MPI_Pack counts in int). */
 static int pack_pieces(const cm_call *c, MPI_Datatype type, bool pack, char *tmp) {
-    return cm_pack(pack, c->recvbuf, (size_t)c->count, type, c->mult, c->extent, tmp, c->comm, c->fn);
+    return cm_pack(pack, c->recvbuf, (size_t)c->count, type, c->mult, c->extent, tmp, c->fn);
 }
 
 int cm_packed_bcast(const cm_call *c) {

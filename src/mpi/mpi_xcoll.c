@@ -256,7 +256,6 @@ static cm_extra *extra_for(cm_call *c, const cm_xargs *a, bool packs, cm_extra *
         return NULL;
     }
     x->arrays = arr;
-    x->comm = a->comm;
     x->fn = a->fn;
     c->extra = x;
     return x;

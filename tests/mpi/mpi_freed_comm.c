@@ -10,7 +10,18 @@
  *  2. an MPI_Ibcast of 8 MiB from the last rank, freed, then MPI_Wait: the data;
  *  3. a persistent 8 MiB allreduce made on the communicator, which is then freed; started
  *     and waited for twice, then MPI_Request_free: the sums of both rounds;
- *  4. after all that, a new duplicate's allreduce (the handle MPI may reuse): the sums.
+ *  4. after all that, a new duplicate's allreduce (the handle MPI may reuse): the sums;
+ *  5. datatypes with gaps, which the drop-in packs and unpacks (MPI_Pack/MPI_Unpack) after
+ *     the program freed the communicator: an MPI_Iallgather and an MPI_Ibcast of a vector
+ *     type, and a persistent allgather of it started twice: the data, and the holes
+ *     untouched.  (The unpacking took the freed communicator: "MPI_Unpack ... gave 0 bytes"
+ *     on MPICH, found by mpi_soak.)
+ *  6. an MPI_Ireduce of 8 MiB to rank 0 on MPI_COMM_WORLD and an MPI_Ibarrier on a dup
+ *     freed right after it; rank 0 waits for the reduce first, the others for the barrier
+ *     first: the barrier's last request releases the dup's team at those ranks while rank 0
+ *     still needs their chunks.  Run with COLLIE_MPI_NODE_SPLIT too (ctest
+ *     freed_comm_nodes_np3): the release of the shm+mpi transport was a blocking
+ *     MPI_Alltoall there, and the ranks hung (found by mpi_soak).
  * Prints "passed: 0 failures".
  */
 #include <mpi.h>
@@ -113,6 +124,96 @@ static void fresh_communicator(double *in, double *out) {
     MPI_Comm_free(&c);
 }
 
+/* ---- 5. datatypes with gaps ------------------------------------------------------------ */
+
+#define GN 1000       /* vector elements per rank */
+#define HOLE (-5.0)   /* what the holes hold */
+
+/* rank r's element i (of GN) in round `round`, at 2*i of a vector buffer */
+static double gval(int r, int round, int i) { return (double)(r * 10000 + round * 1000 + i % 997); }
+
+/* Every block of a gathered vector buffer (blocks ranks' data, holes between elements). */
+static void check_gapped(const double *v, int blocks, int round, int root, const char *what) {
+    for (int b = 0; b < blocks; b++)
+        for (int i = 0; i < GN; i++) {
+            double want = gval(root >= 0 ? root : b, round, i), got = v[2 * ((size_t)b * GN + (size_t)i)];
+            double hole = v[2 * ((size_t)b * GN + (size_t)i) + 1];
+            if (got != want || hole != HOLE) {
+                failures++;
+                fprintf(stderr, "FAIL: rank %d: %s: block %d element %d is %g (hole %g), expected %g (hole %g)\n",
+                        rank, what, b, i, got, hole, want, HOLE);
+                return;
+            }
+        }
+}
+
+static void gapped_fill(double *v, size_t n, int round, int r) {
+    for (size_t i = 0; i < n; i++)
+        v[2 * i] = r >= 0 ? gval(r, round, (int)i % GN) : -1.0, v[2 * i + 1] = HOLE;
+}
+
+static void gapped_then_free(void) {
+    MPI_Datatype vec, t;   /* one double and a hole of one double, per element */
+    MPI_Type_vector(1, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_create_resized(vec, 0, 2 * sizeof(double), &t);
+    MPI_Type_commit(&t);
+    MPI_Type_free(&vec);
+    double *mine = malloc(2 * GN * sizeof *mine), *all = malloc(2 * (size_t)size * GN * sizeof *all);
+    MPI_Comm c;
+    MPI_Request r;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    gapped_fill(mine, GN, 0, rank);
+    gapped_fill(all, (size_t)size * GN, 0, -1);
+    check(MPI_Iallgather(mine, GN, t, all, GN, t, c, &r) == MPI_SUCCESS, "MPI_Iallgather (gaps)", 0);
+    check(MPI_Comm_free(&c) == MPI_SUCCESS, "MPI_Comm_free with an MPI_Iallgather pending", 0);
+    int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    check(rc == MPI_SUCCESS, "MPI_Wait on an MPI_Iallgather (gaps) of a freed communicator", rc);
+    check_gapped(all, size, 0, -1, "MPI_Iallgather (gaps) on a communicator freed while it ran");
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    gapped_fill(mine, GN, 1, rank == 0 ? 0 : -1);
+    check(MPI_Ibcast(mine, GN, t, 0, c, &r) == MPI_SUCCESS, "MPI_Ibcast (gaps)", 0);
+    check(MPI_Comm_free(&c) == MPI_SUCCESS, "MPI_Comm_free with an MPI_Ibcast pending", 0);
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    check(rc == MPI_SUCCESS, "MPI_Wait on an MPI_Ibcast (gaps) of a freed communicator", rc);
+    check_gapped(mine, 1, 1, 0, "MPI_Ibcast (gaps) on a communicator freed while it ran");
+#if HAVE_PCOLL
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    PINIT(Allgather_init)(mine, GN, t, all, GN, t, c, MPI_INFO_NULL, &r);
+    check(MPI_Comm_free(&c) == MPI_SUCCESS, "MPI_Comm_free with a persistent allgather made", 0);
+    for (int round = 2; round <= 3; round++) {
+        gapped_fill(mine, GN, round, rank);
+        gapped_fill(all, (size_t)size * GN, round, -1);
+        MPI_Start(&r);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        check(rc == MPI_SUCCESS, "MPI_Wait on a persistent allgather (gaps) of a freed communicator", rc);
+        check_gapped(all, size, round, -1, "persistent allgather (gaps) on a freed communicator");
+    }
+    MPI_Request_free(&r);
+#endif
+    MPI_Type_free(&t);
+    free(mine), free(all);
+}
+
+/* ---- 6. a team released inside a wait, other requests pending ---------------------------- */
+
+static void release_inside_wait(double *in, double *out) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    fill(in, 4);
+    memset(out, 0, N * sizeof *out);
+    MPI_Request r[2];
+    check(MPI_Ireduce(in, out, (int)N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS,
+          "MPI_Ireduce", 0);
+    check(MPI_Ibarrier(c, &r[1]) == MPI_SUCCESS, "MPI_Ibarrier", 0);
+    check(MPI_Comm_free(&c) == MPI_SUCCESS, "MPI_Comm_free with an MPI_Ibarrier pending", 0);
+    for (int k = 0; k < 2; k++) {
+        int rc = MPI_Wait(&r[rank == 0 ? k : 1 - k], MPI_STATUS_IGNORE);
+        check(rc == MPI_SUCCESS, "MPI_Wait (reduce and barrier of a freed communicator)", rc);
+    }
+    if (rank == 0)
+        check_sum(out, 4, "MPI_Ireduce while a freed communicator's team was released");
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -123,6 +224,8 @@ int main(int argc, char **argv) {
     ibcast_then_free(out);
     persistent_then_free(in, out);
     fresh_communicator(in, out);
+    gapped_then_free();
+    release_inside_wait(in, out);
     free(in), free(out);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

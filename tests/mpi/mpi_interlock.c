@@ -17,6 +17,11 @@
  *              MPI_Wait, the others after theirs
  *   porder     MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init; rank 0 starts them
  *              in init order, the others in reverse order, then MPI_Waitall (5 times)
+ *   pwaitall   MPI_Waitall over an MPI_Iallreduce and a persistent long double allreduce
+ *              (passed to MPI), and over the persistent one alone while an MPI_Iallreduce
+ *              is pending
+ *   pfree      persistent requests made and freed, then a persistent long double
+ *              allreduce (passed to MPI) started and waited for 3 times
  *   ctor       communicator and window constructors and MPI_Win_fence (ctors: more of
  *              them; mpi_interlock_ctor.c): for each call a fresh MPI_Iallreduce of 1 MiB;
  *              rank 0 makes the call before its MPI_Wait, the others after theirs
@@ -207,6 +212,80 @@ static void pattern_porder(size_t bytes) {
 #endif
 }
 
+/* MPI_Waitall over an MPI_Iallreduce (collie's) and a started persistent long double
+ * allreduce (which collie passes to MPI); then over the persistent one alone while another
+ * MPI_Iallreduce is pending, and MPI_Wait on that.  The drop-in's waits poll MPI meanwhile:
+ * MPICH 4.0.2's MPI_Testall returns MPI_ERR_IN_STATUS (fatal by default) when it completes
+ * a persistent collective, where its MPI_Waitall returns MPI_SUCCESS (found by mpi_soak). */
+static void pattern_pwaitall(size_t bytes) {
+#if HAVE_PCOLL
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    long double ld = 0, ldsum = 0;
+    MPI_Request r[2];
+    PINIT(Allreduce_init)(&ld, &ldsum, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    for (int round = 0; round < 4; round++) {
+        fill(in, n);
+        memset(out, 0, n * sizeof *out);
+        ld = rank + 1 + round;
+        ldsum = 0;
+        MPI_Iallreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+        MPI_Start(&r[1]);
+        if (round % 2 == 0) {
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        } else {
+            MPI_Waitall(1, &r[1], MPI_STATUSES_IGNORE);
+            MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        }
+        long double want = (long double)size * (size + 1) / 2 + (long double)size * round;
+        if (ldsum != want)
+            fail("pwaitall pattern, long double persistent allreduce", sizeof ld, 0, (double)ldsum, (double)want);
+        check_sum(out, n, bytes, "pwaitall pattern, allreduce");
+    }
+    MPI_Request_free(&r[1]);
+    free(in), free(out);
+#else
+    (void)bytes;
+    if (rank == 0)
+        printf("pwaitall: skipped (this MPI has no MPI-4 persistent collectives)\n");
+#endif
+}
+
+/* Persistent requests collie serves, made and freed, then a persistent long double
+ * allreduce (which collie passes to MPI), started and waited for 3 times.  The drop-in's
+ * persistent requests were MPI_Send_init requests freed back to MPI, and MPICH 4.0.2 hangs
+ * in any persistent collective whose request object was a freed persistent
+ * point-to-point request's (found by mpi_soak). */
+static void pattern_pfree(size_t bytes) {
+#if HAVE_PCOLL
+    size_t n = bytes / sizeof(double);
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    int b = 0;
+    long double ld = 0, ldsum = 0;
+    MPI_Request r[2];
+    PINIT(Allreduce_init)(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    PINIT(Bcast_init)(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    PINIT(Allreduce_init)(&ld, &ldsum, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    for (int round = 0; round < 3; round++) {
+        ld = rank + 1 + round;
+        ldsum = 0;
+        MPI_Start(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        long double want = (long double)size * (size + 1) / 2 + (long double)size * round;
+        if (ldsum != want)
+            fail("pfree pattern, long double persistent allreduce", sizeof ld, 0, (double)ldsum, (double)want);
+    }
+    MPI_Request_free(&r[0]);
+    free(in), free(out);
+#else
+    (void)bytes;
+    if (rank == 0)
+        printf("pfree: skipped (this MPI has no MPI-4 persistent collectives)\n");
+#endif
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -234,6 +313,10 @@ int main(int argc, char **argv) {
                 pattern_pmpi(bytes, other);
             else if (strcmp(p, "porder") == 0)
                 pattern_porder(bytes);
+            else if (strcmp(p, "pwaitall") == 0)
+                pattern_pwaitall(bytes);
+            else if (strcmp(p, "pfree") == 0)
+                pattern_pfree(bytes);
             else if (strcmp(p, "ctor") == 0 || strcmp(p, "ctors") == 0)
                 pattern_ctor(bytes, strcmp(p, "ctors") == 0);
             else {

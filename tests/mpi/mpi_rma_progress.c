@@ -13,10 +13,17 @@
  * blocks in MPI_Win_flush and nobody moves (the hang of mpi.mpich.hierarchical_rma_np4).
  * Every result is checked against values computed here; the same with MPI_Allgather and
  * MPI_Alltoall to a late rank 0 (data, not only credits, written to a waiting rank).
+ *
+ * biggather: the gather with 16 KiB, 54 KiB and 1 MiB per rank (round by round), over
+ * the default p2p transport too (COLLIE_MPI_TRANSPORT unset): a sender leaves the gather
+ * with its last chunk's MPI_Isend still in flight, and under MPICH 4.0.2 (ch4:ucx) a
+ * message of about 12 to 100 KB moves only while its sender is inside MPI — the ranks
+ * waiting for rank 0 on shm must run MPI's progress while they have sends in flight, or
+ * rank 0 never gets their data (found by mpi_soak under COLLIE_MPI_NODE_SPLIT=2).
  * Prints "passed: 0 failures".
  *
  * Usage: mpi_rma_progress PATTERN[,PATTERN...] [ROUNDS]  (patterns: gather, allgather,
- * alltoall; ROUNDS default 5)
+ * alltoall, biggather; ROUNDS default 5)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -56,6 +63,27 @@ static void gather_round(MPI_Comm a, MPI_Comm b, int round) {
         check(all[r], value(r, round, 0), "MPI_Gather", round);
     pair_bcast(a, rank % 2, round, "MPI_Bcast on {0,2} {1,3}");
     pair_bcast(b, rank == 0 || rank == 3 ? 0 : 1, round, "MPI_Bcast on {0,3} {1,2}");
+}
+
+static void biggather_round(MPI_Comm a, MPI_Comm b, int round) {
+    static const int ints[3] = { 4096, 13812, 1 << 18 };   /* per rank: 16 KiB, 54 KiB, 1 MiB */
+    const int BIG = ints[round % 3];
+    int *mine = malloc((size_t)BIG * sizeof *mine);
+    int *all = rank == 0 ? malloc((size_t)size * (size_t)BIG * sizeof *all) : NULL;
+    for (int k = 0; k < BIG; k++)
+        mine[k] = value(rank, round, k);
+    late();
+    MPI_Gather(mine, BIG, MPI_INT, all, BIG, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < size; r++)
+        for (int k = 0; k < BIG; k++)
+            if (all[(size_t)r * BIG + (size_t)k] != value(r, round, k)) {
+                check(all[(size_t)r * BIG + (size_t)k], value(r, round, k), "MPI_Gather (large)", round);
+                break;
+            }
+    pair_bcast(a, rank % 2, round, "MPI_Bcast on {0,2} {1,3}");
+    pair_bcast(b, rank == 0 || rank == 3 ? 0 : 1, round, "MPI_Bcast on {0,3} {1,2}");
+    free(mine);
+    free(all);
 }
 
 static void allgather_round(MPI_Comm a, MPI_Comm b, int round) {
@@ -102,6 +130,8 @@ int main(int argc, char **argv) {
             allgather_round(a, b, round);
         if (strstr(patterns, "alltoall"))
             alltoall_round(a, b, round);
+        if (strstr(patterns, "biggather"))
+            biggather_round(a, b, round);
     }
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
