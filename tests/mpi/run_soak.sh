@@ -11,23 +11,12 @@ lib=$libdir/libcollie_mpi.so
 work=$(mktemp -d /tmp/collie-soak.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 limit=${COLLIE_MPI_TEST_TIMEOUT:-120}
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+. "$(dirname "$0")/mpi_launch.sh"
 
 run() {   # run OUT SEED [VAR=VALUE...]
-  local out=$1 seed=$2 envargs=()
+  local out=$1 seed=$2
   shift 2
-  for kv in "$@"; do
-    if [ "$flavour" = openmpi ]; then envargs+=(-x "$kv"); else envargs+=(-genv "${kv%%=*}" "${kv#*=}"); fi
-  done
-  if [ "$flavour" = openmpi ]; then
-    timeout -k 10 "$limit" mpirun.openmpi --oversubscribe --bind-to none -np "$np" "${envargs[@]}" \
-      "$prog" "$calls" "$seed" >"$out" 2>&1
-  else
-    timeout -k 10 "$limit" mpirun.mpich -np "$np" "${envargs[@]}" "$prog" "$calls" "$seed" >"$out" 2>&1
-  fi
+  mpi_launch "$flavour" "$np" "$limit" "$out" "$out" "$@" -- "$prog" "$calls" "$seed"
 }
 fail() {   # fail OUT WHAT
   grep -v '^collie_mpi: ' "$1" | tail -25
