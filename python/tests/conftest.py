@@ -31,3 +31,16 @@ def data(rank, dtype, shape=(3, 5), seed=0):
 
 def expected_size():
     return int(os.environ.get("COLLIE_SIZE", "1"))
+
+
+class DLPackOnly:
+    """An object that offers its array through __dlpack__ only (as a CPU torch.Tensor does)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()

@@ -43,6 +43,7 @@ import sys
 import numpy as np
 
 import collie
+from conftest import DLPackOnly   # python/tests, beside this script
 
 try:
     import ml_dtypes
@@ -161,17 +162,6 @@ class Buf:
                 np.array_equal(self.base[GUARD + n:], self.guard[GUARD:]))
 
 
-class DLPackOnly:
-    """An object that offers its memory through __dlpack__ only (as a torch CPU tensor)."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, stream=None):
-        return self.a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return (1, 0)
 
 
 ARRAY_CODES = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",

@@ -6,20 +6,9 @@ import numpy as np
 import pytest
 
 import collie
-from conftest import data
+from conftest import DLPackOnly, data
 
 
-class DLPackOnly:
-    """An object with only the DLPack protocol (as a CPU torch.Tensor), over a numpy array."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, stream=None):
-        return self.a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 def test_bytearray_array_memoryview_in_place(world):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import collie
-from conftest import data
+from conftest import DLPackOnly, data
 
 REFS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
@@ -69,17 +69,6 @@ def test_allgather_buffers(world):
     assert s.shape == (world.size,) and (s == np.arange(world.size) * 5).all()
 
 
-class DLPackOnly:
-    """An object that offers its array through __dlpack__ only (as a CPU torch.Tensor does)."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, stream=None):
-        return self.a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 def test_dlpack(world):
