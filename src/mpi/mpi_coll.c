@@ -414,18 +414,21 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
 
 /* MPI_COMM_WORLD's team is set up here, where every rank is anyway (mpi_team.c says why
  * not in the first collective). */
-int MPI_Init(int *argc, char ***argv) {
-    int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS)
+static int init_done(int rc) {
+    if (rc == MPI_SUCCESS) {
+        cm_setup();
+        cm_world_open();
+        if (!cm_disabled())
+            cm_rma_world_open();
         cm_team_early(MPI_COMM_WORLD, MPI_COMM_NULL);
+    }
     return rc;
 }
 
+int MPI_Init(int *argc, char ***argv) { return init_done(PMPI_Init(argc, argv)); }
+
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
-        cm_team_early(MPI_COMM_WORLD, MPI_COMM_NULL);
-    return rc;
+    return init_done(PMPI_Init_thread(argc, argv, required, provided));
 }
 
 int MPI_Finalize(void) {
@@ -436,6 +439,8 @@ int MPI_Finalize(void) {
     collie_subteams_free_all();   /* their communicators and MPI channels, while MPI is up */
     cm_free_all_teams();
     cm_mpi_retire_all();          /* the released MPI channels: every rank is here */
+    cm_rma_world_close();
+    cm_world_close();
     cm_free_user_ops();
     cm_free_types();
     return PMPI_Finalize();

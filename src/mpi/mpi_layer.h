@@ -17,6 +17,7 @@
  * mpi_transport_mixed.c  the shm+mpi transport of communicators spanning several nodes
  * mpi_transport.c      its channels between nodes: non-blocking two-sided MPI (p2p)
  * mpi_transport_rma.c  or MPI-3 RMA (MPI_Put + notification; COLLIE_MPI_TRANSPORT=rma)
+ * mpi_rma_window.c     the RMA channels' window memory and its release
  *
  * Everything here calls MPI through PMPI_ only (never through the interposed names).
  */
@@ -305,10 +306,22 @@ void cm_requests_finalize(void);      /* at MPI_Finalize: the persistent request
  * and (at MPI_Finalize, where every rank is) all of them to the end. */
 void cm_mpi_retire_poll(void);
 void cm_mpi_retire_all(void);
+/* The RMA transport's windows (mpi_rma_window.c; only with COLLIE_MPI_TRANSPORT=rma):
+ * opened where MPI is initialised (collective over MPI_COMM_WORLD; after cm_world_open),
+ * every one freed at MPI_Finalize after cm_mpi_retire_all. */
+void cm_rma_world_open(void);
+void cm_rma_world_close(void);
 void cm_progress_all(void);           /* one step of every active collie request */
 
 /* Shared progress (mpi_progress.c). */
 void cm_poke_mpi(void);               /* runs MPI's progress engine once */
+/* The layer's own duplicate of MPI_COMM_WORLD (made where MPI is initialised, freed at
+ * MPI_Finalize; MPI_COMM_NULL before or with one rank), and a poke of MPI's progress
+ * engine from any thread: an MPI_Iprobe on it, where no message ever waits. */
+void cm_world_open(void);
+MPI_Comm cm_world(void);
+void cm_world_close(void);
+void cm_poke_quiet(void);
 /* Runs cm_progress_all and done(arg) in turn until done is true (true) or no collie
  * request is active any more (false: the caller may block in PMPI). */
 bool cm_wait_until(bool (*done)(void *), void *arg);

@@ -34,6 +34,35 @@
 
 static MPI_Request poke_req = MPI_REQUEST_NULL;
 
+/* The layer's own duplicate of MPI_COMM_WORLD, made where MPI is initialised.  No message
+ * is ever sent on it, so an MPI_Iprobe on it always runs MPI's progress engine: MPICH runs
+ * none when the probe finds a message, and a message of the program not yet received on
+ * MPI_COMM_WORLD (a rank still in a blocking collective before its MPI_Irecv) turned every
+ * poke of a waiting rank into a no-op — a peer's MPI_Win_flush to it never returned
+ * (mpi_soak, COLLIE_MPI_TRANSPORT=rma, MPICH).  Unlike a test of one shared request,
+ * any thread may probe it at any time. */
+static MPI_Comm own_world = MPI_COMM_NULL;
+
+void cm_world_open(void) {
+    int size = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (own_world == MPI_COMM_NULL && size > 1)   /* MPICH never progresses on a 1-rank probe */
+        PMPI_Comm_dup(MPI_COMM_WORLD, &own_world);
+}
+
+MPI_Comm cm_world(void) { return own_world; }
+
+void cm_world_close(void) {
+    if (own_world != MPI_COMM_NULL)
+        PMPI_Comm_free(&own_world);
+}
+
+void cm_poke_quiet(void) {
+    int flag;
+    MPI_Comm comm = own_world != MPI_COMM_NULL ? own_world : MPI_COMM_WORLD;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+}
+
 static int poke_query(void *extra, MPI_Status *status) {
     (void)extra;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
@@ -48,7 +77,7 @@ void cm_poke_mpi(void) {
     if (poke_req == MPI_REQUEST_NULL &&
         PMPI_Grequest_start(poke_query, poke_free, poke_cancel, NULL, &poke_req) != MPI_SUCCESS) {
         poke_req = MPI_REQUEST_NULL;
-        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        cm_poke_quiet();
         return;
     }
     PMPI_Test(&poke_req, &flag, MPI_STATUS_IGNORE);

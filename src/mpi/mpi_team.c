@@ -444,6 +444,9 @@ static int world_create(collie_transport **tp, int required, int *granted) {
         collie_log(COLLIE_LOG_INFO, "collie_init_thread: MPI provides thread level %d, so collie "
                    "provides %d (%d asked)", provided, *granted, required);
     cm_setup();
+    cm_world_open();           /* once: the MPI_Init wrapper may have */
+    if (!cm_disabled())
+        cm_rma_world_open();
     world_ctx.comm = MPI_COMM_WORLD;
     world_ctx.owned = false;
     const char *why = NULL;
@@ -460,6 +463,8 @@ static void world_finalize(void) {
     cm_log_summary();
     cm_free_all_teams();
     cm_mpi_retire_all();
+    cm_rma_world_close();
+    cm_world_close();
     cm_free_user_ops();
     cm_free_types();
     PMPI_Finalize();

@@ -76,8 +76,7 @@ bool cm_outside_progress(void) {
         return true;
     if (atomic_load_explicit(&sends_in_flight, memory_order_relaxed) == 0)
         return false;
-    int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    cm_poke_quiet();
     return true;
 }
 
@@ -267,9 +266,10 @@ static bool retire_step(retiring *r) {
     return true;
 }
 
-void cm_mpi_retire_poll(void) {
+/* The p2p channels' releases; true while some are unfinished. */
+static bool p2p_retire_poll(void) {
     if (atomic_load_explicit(&nretiring, memory_order_acquire) == 0)
-        return;
+        return false;
     pthread_mutex_lock(&retiring_lock);
     for (retiring **pp = &retiring_list; *pp;) {
         retiring *r = *pp, *next = r->next;
@@ -281,13 +281,20 @@ void cm_mpi_retire_poll(void) {
         }
     }
     pthread_mutex_unlock(&retiring_lock);
+    return atomic_load_explicit(&nretiring, memory_order_acquire) > 0;
+}
+
+void cm_mpi_retire_poll(void) {
+    p2p_retire_poll();
+    cm_rma_retire_poll();
 }
 
 void cm_mpi_retire_all(void) {
-    while (atomic_load_explicit(&nretiring, memory_order_acquire) > 0) {
-        cm_mpi_retire_poll();
-        if (atomic_load_explicit(&nretiring, memory_order_acquire) > 0)
-            sched_yield();
+    for (;;) {
+        bool p2p = p2p_retire_poll(), rma = cm_rma_retire_poll();
+        if (!p2p && !rma)
+            return;
+        sched_yield();
     }
 }
 

@@ -40,12 +40,15 @@ typedef struct mpi_impl {
 typedef struct rma_impl {
     MPI_Comm comm;                /* private duplicate */
     const int *local_of;          /* as in mpi_impl */
-    MPI_Win win;
-    char *base;                   /* window: credits[size], then the inbox */
+    MPI_Win win;                  /* the window the memory is in (mpi_rma_window.c) */
+    char *base;                   /* my memory: credits[size], then the inbox */
+    MPI_Aint *disp;               /* [size]: each peer's memory in win */
+    int *world_of;                /* [size]: each peer's rank in win's group */
     char **outbox;                /* [size]: shadow of channel me -> q */
     uint64_t *flushed;            /* [size]: chunks written to q */
     uint64_t *credit_out;         /* [size]: consumed count last written to p */
     size_t credits_bytes;
+    struct cm_rma_retiring *retire;   /* its release, made with the channels (cannot fail) */
 } rma_impl;
 
 static inline bool cm_mpi_remote(const mpi_impl *im, int peer) {
@@ -72,6 +75,16 @@ void cm_rma_release(collie_transport *tp);
  * window (peers' flushes to it need it under MPICH) or data sends of the p2p channels in
  * flight (their transfer needs the sender under MPICH); false when it has neither. */
 bool cm_rma_outside_progress(void);
+
+/* The RMA variant's memory (mpi_rma_window.c).  get: im->win, base (zeroed), world_of;
+ * share: the peers' disp (collective over im->comm, after every rank's get succeeded);
+ * put: the release, blocking nowhere; retire_poll: a step of the releases still waiting
+ * for their peers (true while some are); live: memory peers may write to exists. */
+int cm_rma_window_get(rma_impl *im, int size, size_t bytes);
+int cm_rma_window_share(rma_impl *im);
+void cm_rma_window_put(rma_impl *im);
+bool cm_rma_retire_poll(void);
+bool cm_rma_windows_live(void);
 bool cm_outside_progress(void);
 
 #endif

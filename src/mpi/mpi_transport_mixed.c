@@ -227,7 +227,6 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
     }
     if (im->rma) {
         im->remote.rma.comm = MPI_COMM_NULL;
-        im->remote.rma.win = MPI_WIN_NULL;
     } else {
         im->remote.p2p.comm = MPI_COMM_NULL;
     }

@@ -1,18 +1,19 @@
 /*
  * mpi_transport_rma.c — the channels to peers on other nodes, RMA variant
  * (COLLIE_MPI_TRANSPORT=rma; used by the shm+mpi transport, mpi_transport_mixed.c):
- * collie's notified writes as MPI-3 one-sided operations on a window.
+ * collie's notified writes as MPI-3 one-sided operations.
  *
- * Every rank exposes one window (MPI_Win_allocate, passive target, MPI_Win_lock_all for
- * the transport's lifetime): first one credit counter per peer (written by that peer),
- * then the inbox of transport.h (for every sender its `consumed` counter and its slot
- * ring).  The executor writes a chunk into a local outbox shadow of the channel me -> q
- * and calls wake(q): the transport MPI_Puts the new slots (all but the seq word) into q's
- * inbox, flushes, then writes each seq with MPI_Accumulate(MPI_REPLACE) — the
- * notification, ordered after its payload by the flush — and flushes again.  When the
- * executor consumes a chunk from p, the new `consumed` count is written into p's credit
- * counter for this rank the same way.  progress() calls MPI_Win_sync (and pokes MPI's
- * progress engine) so loads of the window see what peers wrote.
+ * The memory peers write to comes from mpi_rma_window.c (one dynamic window of the
+ * process, or a window per communicator, by MPI; its release blocks nowhere): first one
+ * credit counter per peer (written by that peer), then the inbox of transport.h (for
+ * every sender its `consumed` counter and its slot ring).  The executor writes a chunk
+ * into a local outbox shadow of the channel me -> q and calls wake(q): the transport
+ * MPI_Puts the new slots (all but the seq word) into q's inbox, flushes, then writes each
+ * seq with MPI_Accumulate(MPI_REPLACE) — the notification, ordered after its payload by
+ * the flush — and flushes again.  When the executor consumes a chunk from p, the new
+ * `consumed` count is written into p's credit counter for this rank the same way.
+ * progress() calls MPI_Win_sync (and pokes MPI's progress engine) so loads of the memory
+ * see what peers wrote.  Every write is flushed before the call that made it moves on.
  *
  * Cost per batch of chunks to one peer: the puts, two flushes (two round trips), per
  * chunk one 8-byte accumulate; per consumed batch one 8-byte accumulate and a flush.
@@ -22,8 +23,8 @@
  * MPI (Open MPI 4.1 on one node does not need it).  A rank waiting in collie on a team whose
  * transport never calls MPI (shm: a sub-communicator within one node) would leave a peer
  * blocked in MPI_Win_flush to it — and that peer may be the one it waits for.  So while
- * this process has a window, cm_rma_outside_progress (collie_outside_progress, called
- * by those waits at every turn and at least every 100 µs) pokes MPI's progress.
+ * this process has such memory, cm_rma_outside_progress (collie_outside_progress,
+ * called by those waits at every turn and at least every 100 µs) pokes MPI's progress.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -47,16 +48,17 @@ static size_t chunk_bytes(const collie_slot_hdr *h) {
     return HEAD_BYTES + (len > SLOT_INLINE_BYTES ? len : 0);
 }
 
-/* Displacement of slot s of the channel me -> q inside q's window. */
-static MPI_Aint slot_disp(collie_transport *tp, uint64_t s) {
+/* Address of slot s of the channel me -> q inside q's memory. */
+static MPI_Aint slot_disp(collie_transport *tp, int q, uint64_t s) {
     size_t chan = collie_channel_bytes(tp->nslots, tp->slot_bytes);
-    return (MPI_Aint)(impl_of(tp)->credits_bytes + (size_t)tp->size * sizeof(collie_counter) +
-                      (size_t)tp->rank * chan + ((s - 1) % tp->nslots) * tp->slot_stride);
+    size_t off = impl_of(tp)->credits_bytes + (size_t)tp->size * sizeof(collie_counter) +
+                 (size_t)tp->rank * chan + ((s - 1) % tp->nslots) * tp->slot_stride;
+    return MPI_Aint_add(impl_of(tp)->disp[q], (MPI_Aint)off);
 }
 
-static void write_u64(collie_transport *tp, const uint64_t *value, int target, MPI_Aint disp) {
-    PMPI_Accumulate(value, 1, MPI_UINT64_T, target, disp, 1, MPI_UINT64_T, MPI_REPLACE,
-                    impl_of(tp)->win);
+static void write_u64(collie_transport *tp, const uint64_t *value, int q, MPI_Aint disp) {
+    PMPI_Accumulate(value, 1, MPI_UINT64_T, impl_of(tp)->world_of[q], disp, 1, MPI_UINT64_T,
+                    MPI_REPLACE, impl_of(tp)->win);
 }
 
 static void flush_data(collie_transport *tp, int q) {
@@ -67,15 +69,15 @@ static void flush_data(collie_transport *tp, int q) {
     for (uint64_t s = first; s <= last; s++) {
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
         int n = (int)(chunk_bytes(h) - sizeof h->seq);
-        PMPI_Put((char *)h + sizeof h->seq, n, MPI_BYTE, q, slot_disp(tp, s) + (MPI_Aint)sizeof h->seq,
-                 n, MPI_BYTE, im->win);
+        PMPI_Put((char *)h + sizeof h->seq, n, MPI_BYTE, im->world_of[q],
+                 MPI_Aint_add(slot_disp(tp, q, s), (MPI_Aint)sizeof h->seq), n, MPI_BYTE, im->win);
     }
-    PMPI_Win_flush(q, im->win);
+    PMPI_Win_flush(im->world_of[q], im->win);
     for (uint64_t s = first; s <= last; s++) {
         collie_slot_hdr *h = collie_slot(tp, &tp->to[q], s);
-        write_u64(tp, (const uint64_t *)&h->seq, q, slot_disp(tp, s));
+        write_u64(tp, (const uint64_t *)&h->seq, q, slot_disp(tp, q, s));
     }
-    PMPI_Win_flush(q, im->win);
+    PMPI_Win_flush(im->world_of[q], im->win);
     im->flushed[q] = last;
 }
 
@@ -84,8 +86,9 @@ static void flush_credit(collie_transport *tp, int p) {
     if (tp->received[p] <= im->credit_out[p])
         return;
     im->credit_out[p] = tp->received[p];
-    write_u64(tp, &im->credit_out[p], p, (MPI_Aint)((size_t)tp->rank * sizeof(collie_counter)));
-    PMPI_Win_flush(p, im->win);
+    write_u64(tp, &im->credit_out[p], p,
+              MPI_Aint_add(im->disp[p], (MPI_Aint)((size_t)tp->rank * sizeof(collie_counter))));
+    PMPI_Win_flush(im->world_of[p], im->win);
 }
 
 void cm_rma_wake(collie_transport *tp, int peer) {
@@ -107,27 +110,18 @@ void cm_rma_sleep(collie_transport *tp, uint32_t token, uint64_t timeout_ns) {
     nanosleep(&ts, NULL);
 }
 
-/* Windows of this process that peers write to (any thread's teams). */
-static _Atomic int live_windows;
-
 bool cm_rma_outside_progress(void) {
-    if (atomic_load_explicit(&live_windows, memory_order_relaxed) == 0)
+    if (!cm_rma_windows_live())
         return false;
-    int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    cm_poke_quiet();
     return true;
 }
 
-/* Collective over the communicator. */
+/* ---- release ------------------------------------------------------------------------------ */
+
+/* Collective over the communicator, but blocks nowhere (mpi_rma_window.c). */
 void cm_rma_release(collie_transport *tp) {
     rma_impl *im = tp->impl;
-    if (im->win != MPI_WIN_NULL) {
-        PMPI_Win_unlock_all(im->win);
-        PMPI_Win_free(&im->win);
-        atomic_fetch_sub(&live_windows, 1);
-    }
-    if (im->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&im->comm);
     for (int q = 0; im->outbox && q < tp->size; q++)
         free(im->outbox[q]);
     free(im->outbox);
@@ -135,9 +129,12 @@ void cm_rma_release(collie_transport *tp) {
     free(im->credit_out);
     im->outbox = NULL;
     im->flushed = im->credit_out = NULL;
+    cm_rma_window_put(im);
 }
 
-/* to[q] of remote peers: an outbox shadow, its consumed counter in my window's credits. */
+/* ---- set-up ------------------------------------------------------------------------------- */
+
+/* to[q] of remote peers: an outbox shadow, its consumed counter in my memory's credits. */
 static int wire_remote(collie_transport *tp) {
     rma_impl *im = tp->impl;
     size_t chan = sizeof(collie_counter) + collie_channel_bytes(tp->nslots, tp->slot_bytes);
@@ -173,31 +170,20 @@ static int wire(collie_transport *tp) {
     return wire_remote(tp);
 }
 
-/* The window and the channels of remote peers (collective over im->comm; tp's rank, size
+/* My memory and the channels of remote peers (collective over im->comm; tp's rank, size
  * and slot geometry set).  On failure the caller still calls cm_rma_release. */
 int cm_rma_wire(collie_transport *tp) {
     rma_impl *im = tp->impl;
-    im->win = MPI_WIN_NULL;
     im->credits_bytes = (size_t)tp->size * sizeof(collie_counter);
     size_t bytes = im->credits_bytes + collie_inbox_bytes(tp->size, tp->nslots, tp->slot_bytes);
-    /* An MPI without a usable one-sided component fails here: report it, do not abort. */
-    PMPI_Comm_set_errhandler(im->comm, MPI_ERRORS_RETURN);
-    int st = COLLIE_OK;
-    if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) != MPI_SUCCESS) {
-        im->win = MPI_WIN_NULL;
-        st = collie_fail(COLLIE_ERR_TRANSPORT, "MPI_Win_allocate of %zu bytes failed (no one-sided "
-                         "support between these ranks? Open MPI: try --mca osc ucx)", bytes);
-    } else {
-        atomic_fetch_add(&live_windows, 1);
-        memset(im->base, 0, bytes);
-        PMPI_Win_lock_all(MPI_MODE_NOCHECK, im->win);
+    int st = cm_rma_window_get(im, tp->size, bytes);
+    if (!st)
         st = wire(tp);
-    }
     int all = st;
-    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, im->comm);   /* also: every window zeroed */
+    PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, im->comm);
     if (all && !st)
         st = collie_fail(all, "another rank failed to set up the rma transport");
-    if (!st)
-        PMPI_Win_sync(im->win);
-    return st;
+    if (st)
+        return st;
+    return cm_rma_window_share(im);
 }
