@@ -178,7 +178,7 @@ class BlockColls:
                 self.desc_extra += " in place x %s" % (xshape,)
                 kwargs["out"] = view
                 self.unchanged.append((b, data))
-                self.result_check_view_at(b, view, want, root * n)
+                self.result_check_view(b, view, want, root * n)
                 return (b.arr,), kwargs
             xb, x = self.x_buf(data, xshape)
         else:   # off the root: x gives the shape only, or None with out

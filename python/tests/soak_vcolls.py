@@ -37,6 +37,11 @@ class VColls:
             out[d:d + c] = b
         return out
 
+    def filled(self, counts, displs, fill, extra=0):
+        """The layout of counts and displs (and `extra` elements after it), all `fill`."""
+        return self.layout(counts, displs, [np.array(fill).astype(self.dt)] * len(counts),
+                           fill, extra)
+
     def _allgatherv(self):
         P, r = self.P, self.r
         counts = self.counts(P)
@@ -47,8 +52,7 @@ class VColls:
         self.desc_extra += " counts %s displs %s" % (counts, dgiven)
         kwargs = {"displs": dgiven} if dgiven is not None else {}
         if self.mine.random() < 0.25:   # in place: x = out[displs[rank]:…]
-            base = self.layout(counts, displs, [np.array(fill).astype(self.dt)] * P, fill,
-                               extra)
+            base = self.filled(counts, displs, fill, extra)
             base[displs[r]:displs[r] + counts[r]] = xs[r]
             ob = Buf(base, (base.size,))
             kwargs["out"] = ob.arr
@@ -58,8 +62,7 @@ class VColls:
             return (x, counts), kwargs
         xb, x = self.x_buf(xs[r], (counts[r],))
         if self.mine.random() < 0.6:
-            want_out = self.layout(counts, displs, [np.array(fill).astype(self.dt)] * P, fill,
-                                   extra)
+            want_out = self.filled(counts, displs, fill, extra)
             ob = Buf(want_out, (want_out.size,))
             kwargs["out"] = ob.arr
             self.expect_result(ob, ob.arr, self.layout(counts, displs, xs, fill, extra), None)
@@ -128,8 +131,7 @@ class VColls:
         if rd[r][0] is not None:
             kwargs["rdispls"] = rd[r][0]
         if self.mine.random() < 0.6:
-            pre = self.layout(recvcounts, rd[r][1], [np.array(fill).astype(self.dt)] * P,
-                              fill, int(self.mine.integers(0, 3)))
+            pre = self.filled(recvcounts, rd[r][1], fill, int(self.mine.integers(0, 3)))
             ob = Buf(pre, (pre.size,))
             kwargs["out"] = ob.arr
             want = pre.copy()
@@ -159,7 +161,7 @@ class VColls:
         if dgiven is not None:
             kwargs["displs"] = dgiven
         if self.mine.random() < 0.3:   # in place: x = out[displs[root]:…]
-            base = self.layout(counts, displs, [np.array(fill).astype(self.dt)] * P, fill)
+            base = self.filled(counts, displs, fill)
             base[displs[r]:displs[r] + counts[r]] = xs[r]
             ob = Buf(base, (base.size,))
             kwargs["out"] = ob.arr
@@ -168,7 +170,7 @@ class VColls:
             return (ob.flat[displs[r]:displs[r] + counts[r]],), kwargs
         xb, x = self.x_buf(xs[r], (counts[r],))
         if self.mine.random() < 0.5:
-            pre = self.layout(counts, displs, [np.array(fill).astype(self.dt)] * P, fill, 1)
+            pre = self.filled(counts, displs, fill, 1)
             ob = Buf(pre, (pre.size,))
             kwargs["out"] = ob.arr
             self.expect_result(ob, ob.arr, self.layout(counts, displs, xs, fill, 1), None)
@@ -195,7 +197,7 @@ class VColls:
                 self.unchanged.append((b, data))
                 kwargs["out"] = view
                 self.desc_extra += " in place"
-                self.result_check_view_at(b, view, want, displs[r])
+                self.result_check_view(b, view, want, displs[r])
                 return (b.arr,), kwargs
             xb, x = self.x_buf(data, (data.size,))
             ob, out = self.out_buf(counts[r], (counts[r],))
