@@ -193,6 +193,12 @@ class Call:
     def input(self, j, n):
         return values(gen(self.k, 3, j), n, self.dt, self.op)
 
+    def per_rank(self, per=1):
+        """n elements for `per` parts of a tensor, a shape of them, and every rank's input."""
+        n = self.count(per)
+        shape = self.shape(n)
+        return n, shape, [self.input(j, n).reshape(shape) for j in range(self.P)]
+
     def tensor(self, flat, shape, what):
         lay = self.layout()
         t = place(flat, shape, lay)
@@ -217,17 +223,13 @@ class Call:
     # the collectives ---------------------------------------------------------------------
 
     def _all_reduce(self):
-        n = self.count()
-        shape = self.shape(n)
-        xs = [self.input(j, n).reshape(shape) for j in range(self.P)]
+        n, shape, xs = self.per_rank()
         t = self.tensor(xs[self.r].reshape(-1), shape, "tensor")
         self.expect("tensor", t, fold(self.op, xs))
         return dist.all_reduce(t, op=getattr(dist.ReduceOp, self.op), **self.kw())
 
     def _reduce(self):
-        n = self.count()
-        shape = self.shape(n)
-        xs = [self.input(j, n).reshape(shape) for j in range(self.P)]
+        n, shape, xs = self.per_rank()
         t = self.tensor(xs[self.r].reshape(-1), shape, "tensor")
         self.expect("tensor", t, fold(self.op, xs) if self.r == self.root else xs[self.r])
         return dist.reduce(t, dst=self.root, op=getattr(dist.ReduceOp, self.op), **self.kw())
@@ -243,9 +245,7 @@ class Call:
         return dist.barrier(**self.kw())
 
     def _all_gather(self):
-        n = self.count(self.P)
-        shape = self.shape(n)
-        xs = [self.input(j, n).reshape(shape) for j in range(self.P)]
+        n, shape, xs = self.per_rank(self.P)
         x = self.tensor(xs[self.r].reshape(-1), shape, "input")
         outs = [self.tensor(torch.zeros(n, dtype=self.dt), shape, "out%d" % j)
                 for j in range(self.P)]
@@ -354,9 +354,7 @@ class Call:
         return dist.all_to_all(outs, ins, **self.kw())
 
     def _gather(self):
-        n = self.count(self.P)
-        shape = self.shape(n)
-        xs = [self.input(j, n).reshape(shape) for j in range(self.P)]
+        n, shape, xs = self.per_rank(self.P)
         x = self.tensor(xs[self.r].reshape(-1), shape, "input")
         outs = None
         if self.r == self.root:
@@ -368,9 +366,7 @@ class Call:
         return dist.gather(x, gather_list=outs, dst=self.root, **self.kw())
 
     def _scatter(self):
-        n = self.count(self.P)
-        shape = self.shape(n)
-        blocks = [self.input(j, n).reshape(shape) for j in range(self.P)]
+        n, shape, blocks = self.per_rank(self.P)
         out = self.tensor(torch.zeros(n, dtype=self.dt), shape, "output")
         ins = None
         if self.r == self.root:

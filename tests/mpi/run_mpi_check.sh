@@ -25,26 +25,12 @@ lib=$libdir/libcollie_mpi.so
 work=$(mktemp -d /tmp/collie-mpi-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 limit=${COLLIE_MPI_TEST_TIMEOUT:-400}
-
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-# Open MPI: shared memory between ranks without a network (no warnings about interfaces).
-export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+. "$(dirname "$0")/mpi_launch.sh"
 
 run() {   # run OUT ERR [VAR=VALUE...]
   local out=$1 err=$2
   shift 2
-  local envargs=()
-  for kv in "$@"; do
-    if [ "$flavour" = openmpi ]; then envargs+=(-x "$kv"); else envargs+=(-genv "${kv%%=*}" "${kv#*=}"); fi
-  done
-  if [ "$flavour" = openmpi ]; then
-    timeout -k 10 "$limit" mpirun.openmpi --oversubscribe --bind-to none -np "$np" "${envargs[@]}" \
-      "$prog" "${args[@]}" >"$out" 2>"$err"
-  else
-    timeout -k 10 "$limit" mpirun.mpich -np "$np" "${envargs[@]}" "$prog" "${args[@]}" >"$out" 2>"$err"
-  fi
+  mpi_launch "$flavour" "$np" "$limit" "$out" "$err" "$@" -- "$prog" "${args[@]}"
 }
 
 fail() { echo "FAIL ($flavour, $np ranks): $*"; exit 1; }
