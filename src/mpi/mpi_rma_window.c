@@ -18,13 +18,18 @@
  * - per communicator (Open MPI): Open MPI 4.1's one-sided components hang or time out on
  *   dynamic windows here (osc/rdma in MPI_Accumulate, osc/pt2pt and osc/ucx in the soak),
  *   so each transport allocates its own window (MPI_Win_allocate, osc/sm on one node) and
- *   the release keeps it: every kept window is freed at MPI_Finalize, where every rank is,
- *   in the order they were made (the order of the collective calls that made them).  Cost:
- *   a freed communicator's window (credits and inbox: P × slots × slot bytes) stays until
- *   MPI_Finalize.
+ *   the release keeps it: every kept window is freed at MPI_Finalize, where every rank is.
+ *   Each MPI_Win_free waits for the window's other ranks, so every rank must free in an
+ *   order all agree on, even when threads made windows on different communicators at once:
+ *   at creation the ranks of a window agree on a key (one more than the largest count of
+ *   windows any of them has seen, then a tag unique to the window), and every rank frees
+ *   in increasing key order — the smallest key left is every one of its ranks' next, so
+ *   each free completes.  Cost: a freed communicator's window (credits and inbox:
+ *   P × slots × slot bytes) stays until MPI_Finalize.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,13 +76,47 @@ void cm_rma_world_open(void) {
 typedef struct kept_window {
     struct kept_window *next;
     MPI_Win win;
+    uint64_t key[2];              /* the freeing order, agreed by the window's ranks */
 } kept_window;
 
-static kept_window *kept_first, **kept_last = &kept_first;
+static kept_window *kept_first;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t windows_seen;   /* the largest key[0] of a window of this rank */
+static atomic_uint windows_made;
+
+/* Collective over im->comm: key[0] one more than any rank's windows_seen, key[1] a tag
+ * made by rank 0 (its world rank and its count of windows: unique). */
+static void agree_key(rma_impl *im, uint64_t key[2]) {
+    int rank = 0, world = 0;
+    PMPI_Comm_rank(im->comm, &rank);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world);
+    uint64_t mine[2] = { atomic_load(&windows_seen) + 1,
+                         rank == 0 ? ((uint64_t)world << 32 | atomic_fetch_add(&windows_made, 1)) : 0 };
+    PMPI_Allreduce(mine, key, 2, MPI_UINT64_T, MPI_MAX, im->comm);
+    uint64_t seen = atomic_load(&windows_seen);
+    while (seen < key[0] && !atomic_compare_exchange_weak(&windows_seen, &seen, key[0]))
+        ;
+}
+
+static bool before(const uint64_t a[2], const uint64_t b[2]) {
+    return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
+}
+
+/* Into kept_first, in increasing key order. */
+static void keep(kept_window *k) {
+    pthread_mutex_lock(&kept_lock);
+    kept_window **pp = &kept_first;
+    while (*pp && before((*pp)->key, k->key))
+        pp = &(*pp)->next;
+    k->next = *pp;
+    *pp = k;
+    pthread_mutex_unlock(&kept_lock);
+}
 
 static int allocate(rma_impl *im, int size, size_t bytes) {
     kept_window *k = malloc(sizeof *k);
+    uint64_t key[2];
+    agree_key(im, key);   /* every rank, even one about to fail */
     if (!k)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's window record");
     if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) !=
@@ -93,11 +132,8 @@ static int allocate(rma_impl *im, int size, size_t bytes) {
     PMPI_Win_lock_all(MPI_MODE_NOCHECK, im->win);
     for (int r = 0; r < size; r++)
         im->world_of[r] = r, im->disp[r] = 0;
-    k->win = im->win, k->next = NULL;
-    pthread_mutex_lock(&kept_lock);
-    *kept_last = k;
-    kept_last = &k->next;
-    pthread_mutex_unlock(&kept_lock);
+    k->win = im->win, k->key[0] = key[0], k->key[1] = key[1];
+    keep(k);
     atomic_fetch_add(&live, 1);
     return COLLIE_OK;
 }
@@ -112,7 +148,6 @@ static void free_kept(void) {
         free(k);
         atomic_fetch_sub(&live, 1);
     }
-    kept_last = &kept_first;
     pthread_mutex_unlock(&kept_lock);
 }
 
