@@ -116,6 +116,8 @@ static bool unlink_record(cm_comm *rec) {
 static void free_record(cm_comm *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
+    if (rec->freed && rec->errhandler != MPI_ERRHANDLER_NULL)
+        PMPI_Errhandler_free(&rec->errhandler);
     free(rec);
 }
 
@@ -127,9 +129,14 @@ static int delete_team(MPI_Comm comm, int key, void *value, void *extra) {
         cm_map_del(&comms, cm_comm_key(comm));
     bool live = unlink_record(rec);   /* not yet freed by cm_free_all_teams */
     pthread_mutex_unlock(&teams_lock);
-    if (live && rec->nrequests > 0)
+    if (live && rec->nrequests > 0) {
         rec->freed = true;            /* freed by cm_comm_release with its last request */
-    else if (live)
+        /* the handle dies with this call (MPICH hands it to the next communicator at once):
+         * errors of the pending requests go to the handler it has now (cm_error) */
+        rec->errhandler = MPI_ERRHANDLER_NULL;
+        if (PMPI_Comm_get_errhandler(comm, &rec->errhandler) != MPI_SUCCESS)
+            rec->errhandler = MPI_ERRHANDLER_NULL;
+    } else if (live)
         free_record(rec);
     return MPI_SUCCESS;
 }
@@ -383,12 +390,32 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why) {
     return rec ? rec->team : NULL;
 }
 
+/* Calls the error handler of a communicator the program has freed (its requests outlive
+ * it): on a private communicator given that handler, since the handle is no longer the
+ * program's (MPICH reuses it at once; the handler then ran on the wrong communicator, or
+ * MPI_Comm_call_errhandler failed on the invalid handle, fatally). */
+static void call_freed_errhandler(MPI_Errhandler eh, int code) {
+    if (eh == MPI_ERRORS_RETURN)
+        return;
+    MPI_Comm self = MPI_COMM_NULL;
+    if (eh == MPI_ERRHANDLER_NULL || PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) {
+        PMPI_Abort(MPI_COMM_WORLD, code);   /* the default handler's effect */
+        return;
+    }
+    PMPI_Comm_set_errhandler(self, eh);
+    PMPI_Comm_call_errhandler(self, code);
+    PMPI_Comm_free(&self);
+}
+
 int cm_error(const cm_call *c, int status) {
     int rank = world_rank();
     fprintf(stderr, "collie_mpi: rank %d: %s failed in collie: %s\n", rank, c->fn,
             collie_last_error());
     int code = status == COLLIE_ERR_ARG ? MPI_ERR_ARG : MPI_ERR_OTHER;
-    PMPI_Comm_call_errhandler(c->comm, code);
+    if (c->cc && c->cc->freed)
+        call_freed_errhandler(c->cc->errhandler, code);
+    else
+        PMPI_Comm_call_errhandler(c->comm, code);
     return code;
 }
 
