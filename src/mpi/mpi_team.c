@@ -268,6 +268,19 @@ static void meet_for_setup(MPI_Comm comm) {
         PMPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
+/* Do all ranks of comm say ok?  (collective; also where a rank's own answer is no: a
+ * rank that skipped the set-up's collectives, or kept no team where the others kept one,
+ * left them waiting in MPI or in collie for good) */
+static bool all_ok(MPI_Comm comm, bool ok) {
+    int mine = ok, all = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all != 0;
+}
+
+/* The record of a communicator for which a rank could not allocate one: no team (PMPI
+ * serves it at every rank, as the set-up agreed), never freed. */
+static cm_comm no_memory = { .why = "out of memory at the set-up" };
+
 /* "collie", or "collie over shm+mpi[-rma]" when the team spans nodes. */
 static const char *where_of(const collie_team_t *team) {
     const char *name = team->tp->ops->name;
@@ -280,22 +293,39 @@ static const char *where_of(const collie_team_t *team) {
  * for transport_of. */
 static cm_comm *make_record(MPI_Comm comm, bool one_node) {
     cm_comm *rec = calloc(1, sizeof *rec);
-    if (!rec)
-        return NULL;
     int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {                      /* no set-up, no collective */
+        if (rec)
+            rec->why = "intercommunicator";
+    } else {
+        meet_for_setup(comm);
+        /* every rank has its record, or none sets up a team (each one's failures below
+         * are agreed on the same way: the set-up is collective to the end) */
+        if (!all_ok(comm, rec != NULL)) {
+            if (!rec)
+                return &no_memory;
+            rec->why = "out of memory at the set-up (another rank)";
+        } else {
+            collie_transport *tp = NULL;
+            bool made = transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK;   /* agreed */
+            if (made && collie_team_create(tp, &rec->team) != COLLIE_OK) {
+                tp->ops->destroy(tp);
+                rec->why = "cannot create the team (out of memory)";
+            }
+            if (made && !all_ok(comm, rec->team != NULL)) {
+                if (rec->team) {
+                    collie_team_destroy(rec->team);
+                    rec->team = NULL;
+                    rec->why = "another rank could not create the team (out of memory)";
+                }
+            }
+        }
+    }
+    if (!rec)
+        return &no_memory;
     PMPI_Comm_rank(comm, &rec->rank);
     PMPI_Comm_size(comm, &rec->size);
-    PMPI_Comm_test_inter(comm, &inter);
-    collie_transport *tp = NULL;
-    if (inter)
-        rec->why = "intercommunicator";
-    else
-        meet_for_setup(comm);
-    if (!inter && transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK &&
-        collie_team_create(tp, &rec->team) != COLLIE_OK) {
-        tp->ops->destroy(tp);
-        rec->why = "cannot create the team (out of memory)";
-    }
     if (rec->team) {
         rec->where = where_of(rec->team);
         cm_team_set_maker(rec->team, &rec->split, comm, true);
@@ -335,16 +365,16 @@ static const cm_comm *record_of(MPI_Comm comm, bool one_node, const char **why) 
         if (rec)
             PMPI_Comm_set_attr(comm, keyval, rec);
     }
-    bool put = false;
-    if (rec) {
-        pthread_mutex_lock(&teams_lock);
-        put = cm_map_put(&comms, cm_comm_key(comm), rec);
-        pthread_mutex_unlock(&teams_lock);
-    }
-    if (!put) {
+    if (!rec) {
         *why = "out of memory";
         return NULL;
     }
+    /* the map only saves asking MPI for the attribute: without its entry (out of memory)
+     * the record still serves (NULL here sent this rank's calls to PMPI while the other
+     * ranks' went to collie) */
+    pthread_mutex_lock(&teams_lock);
+    (void)cm_map_put(&comms, cm_comm_key(comm), rec);
+    pthread_mutex_unlock(&teams_lock);
     return rec;
 }
 
