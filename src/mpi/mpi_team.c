@@ -246,7 +246,7 @@ int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
     return transport_of(comm, false, tp, why);
 }
 
-static bool ibarrier_done(void *arg) {
+static bool request_done(void *arg) {
     int flag = 0;
     PMPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE);
     return flag != 0;
@@ -256,16 +256,19 @@ static bool ibarrier_done(void *arg) {
  * segment, agree at every step).  A rank may arrive here while collie requests of other
  * communicators are pending on which the other ranks still wait (they join comm's first
  * collective only after those finish): blocked inside PMPI, this rank would not move
- * them.  So every rank first meets the others in a nonblocking barrier, waited for in the
+ * them.  So every rank first meets the others in a nonblocking allreduce, waited for in the
  * loop that progresses collie's requests (mpi_progress.c); after it every rank of comm is
  * in the set-up.  Always, not only with requests pending: every rank must make the same
- * calls on comm. */
-static void meet_for_setup(MPI_Comm comm) {
+ * calls on comm.  The meeting also agrees on whether every rank is ready (ok: it has its
+ * record), as all_ok does. */
+static bool meet_for_setup(MPI_Comm comm, bool ok) {
+    int mine = ok, all = 0;
     MPI_Request r;
-    if (PMPI_Ibarrier(comm, &r) != MPI_SUCCESS)
-        return;
-    if (!cm_wait_until(ibarrier_done, &r))
+    if (PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &r) != MPI_SUCCESS)
+        return false;
+    if (!cm_wait_until(request_done, &r))
         PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    return all != 0;
 }
 
 /* Do all ranks of comm say ok?  (collective; also where a rank's own answer is no: a
@@ -299,10 +302,9 @@ static cm_comm *make_record(MPI_Comm comm, bool one_node) {
         if (rec)
             rec->why = "intercommunicator";
     } else {
-        meet_for_setup(comm);
         /* every rank has its record, or none sets up a team (each one's failures below
          * are agreed on the same way: the set-up is collective to the end) */
-        if (!all_ok(comm, rec != NULL)) {
+        if (!meet_for_setup(comm, rec != NULL)) {
             if (!rec)
                 return &no_memory;
             rec->why = "out of memory at the set-up (another rank)";
