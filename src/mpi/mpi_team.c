@@ -311,15 +311,17 @@ static cm_comm *make_record(MPI_Comm comm, bool one_node) {
         } else {
             collie_transport *tp = NULL;
             bool made = transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK;   /* agreed */
-            if (made && collie_team_create(tp, &rec->team) != COLLIE_OK) {
-                tp->ops->destroy(tp);
+            if (made && collie_team_create(tp, &rec->team) != COLLIE_OK)
                 rec->why = "cannot create the team (out of memory)";
-            }
+            /* Destroyed only after the agreement, at every rank alike: a transport's
+             * destroy may be collective (the RMA transport's MPI_Win_free) */
             if (made && !all_ok(comm, rec->team != NULL)) {
                 if (rec->team) {
-                    collie_team_destroy(rec->team);
+                    collie_team_destroy(rec->team);   /* and its transport */
                     rec->team = NULL;
                     rec->why = "another rank could not create the team (out of memory)";
+                } else {
+                    tp->ops->destroy(tp);
                 }
             }
         }
