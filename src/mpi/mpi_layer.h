@@ -92,6 +92,8 @@ typedef struct cm_comm {
     int nrequests;             /* entries of the request table made on it (mpi_requests.c) */
     bool freed;                /* MPI freed the communicator while nrequests > 0: the record
                                   (and its team) goes with the last of them */
+    MPI_Errhandler errhandler; /* when freed: the communicator's error handler, for errors
+                                  of those requests (the handle is gone; cm_error) */
 } cm_comm;
 
 /* What the layer knows of a datatype, found once (mpi_types.c). */

@@ -14,8 +14,9 @@
  * behave as MPI defines.
  *
  * Errors: a request collie fails is reported through its communicator's error handler
- * when it finishes (with collie's message in collie_last_error() on the caller's thread,
- * also when the helper thread found it), and the completion call that reports the request
+ * when it finishes (the handler it had when the program freed it, if it did: cm_error),
+ * with collie's message in collie_last_error() on the caller's thread (also when the
+ * helper thread found it), and the completion call that reports the request
  * returns the MPI error code (MPI_ERR_IN_STATUS and the status's MPI_ERROR for arrays), so
  * a program with MPI_ERRORS_RETURN sees it.
  *

@@ -116,6 +116,8 @@ static bool unlink_record(cm_comm *rec) {
 static void free_record(cm_comm *rec) {
     if (rec->team)
         collie_team_destroy(rec->team);
+    if (rec->freed && rec->errhandler != MPI_ERRHANDLER_NULL)
+        PMPI_Errhandler_free(&rec->errhandler);
     free(rec);
 }
 
@@ -127,9 +129,14 @@ static int delete_team(MPI_Comm comm, int key, void *value, void *extra) {
         cm_map_del(&comms, cm_comm_key(comm));
     bool live = unlink_record(rec);   /* not yet freed by cm_free_all_teams */
     pthread_mutex_unlock(&teams_lock);
-    if (live && rec->nrequests > 0)
+    if (live && rec->nrequests > 0) {
         rec->freed = true;            /* freed by cm_comm_release with its last request */
-    else if (live)
+        /* the handle dies with this call (MPICH hands it to the next communicator at once):
+         * errors of the pending requests go to the handler it has now (cm_error) */
+        rec->errhandler = MPI_ERRHANDLER_NULL;
+        if (PMPI_Comm_get_errhandler(comm, &rec->errhandler) != MPI_SUCCESS)
+            rec->errhandler = MPI_ERRHANDLER_NULL;
+    } else if (live)
         free_record(rec);
     return MPI_SUCCESS;
 }
@@ -239,7 +246,7 @@ int cm_transport_of(MPI_Comm comm, collie_transport **tp, const char **why) {
     return transport_of(comm, false, tp, why);
 }
 
-static bool ibarrier_done(void *arg) {
+static bool request_done(void *arg) {
     int flag = 0;
     PMPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE);
     return flag != 0;
@@ -249,17 +256,33 @@ static bool ibarrier_done(void *arg) {
  * segment, agree at every step).  A rank may arrive here while collie requests of other
  * communicators are pending on which the other ranks still wait (they join comm's first
  * collective only after those finish): blocked inside PMPI, this rank would not move
- * them.  So every rank first meets the others in a nonblocking barrier, waited for in the
+ * them.  So every rank first meets the others in a nonblocking allreduce, waited for in the
  * loop that progresses collie's requests (mpi_progress.c); after it every rank of comm is
  * in the set-up.  Always, not only with requests pending: every rank must make the same
- * calls on comm. */
-static void meet_for_setup(MPI_Comm comm) {
+ * calls on comm.  The meeting also agrees on whether every rank is ready (ok: it has its
+ * record), as all_ok does. */
+static bool meet_for_setup(MPI_Comm comm, bool ok) {
+    int mine = ok, all = 0;
     MPI_Request r;
-    if (PMPI_Ibarrier(comm, &r) != MPI_SUCCESS)
-        return;
-    if (!cm_wait_until(ibarrier_done, &r))
+    if (PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &r) != MPI_SUCCESS)
+        return false;
+    if (!cm_wait_until(request_done, &r))
         PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    return all != 0;
 }
+
+/* Do all ranks of comm say ok?  (collective; also where a rank's own answer is no: a
+ * rank that skipped the set-up's collectives, or kept no team where the others kept one,
+ * left them waiting in MPI or in collie for good) */
+static bool all_ok(MPI_Comm comm, bool ok) {
+    int mine = ok, all = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all != 0;
+}
+
+/* The record of a communicator for which a rank could not allocate one: no team (PMPI
+ * serves it at every rank, as the set-up agreed), never freed. */
+static cm_comm no_memory = { .why = "out of memory at the set-up" };
 
 /* "collie", or "collie over shm+mpi[-rma]" when the team spans nodes. */
 static const char *where_of(const collie_team_t *team) {
@@ -273,22 +296,40 @@ static const char *where_of(const collie_team_t *team) {
  * for transport_of. */
 static cm_comm *make_record(MPI_Comm comm, bool one_node) {
     cm_comm *rec = calloc(1, sizeof *rec);
-    if (!rec)
-        return NULL;
     int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {                      /* no set-up, no collective */
+        if (rec)
+            rec->why = "intercommunicator";
+    } else {
+        /* every rank has its record, or none sets up a team (each one's failures below
+         * are agreed on the same way: the set-up is collective to the end) */
+        if (!meet_for_setup(comm, rec != NULL)) {
+            if (!rec)
+                return &no_memory;
+            rec->why = "out of memory at the set-up (another rank)";
+        } else {
+            collie_transport *tp = NULL;
+            bool made = transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK;   /* agreed */
+            if (made && collie_team_create(tp, &rec->team) != COLLIE_OK)
+                rec->why = "cannot create the team (out of memory)";
+            /* Destroyed only after the agreement, at every rank alike: a transport's
+             * destroy may be collective (the RMA transport's MPI_Win_free) */
+            if (made && !all_ok(comm, rec->team != NULL)) {
+                if (rec->team) {
+                    collie_team_destroy(rec->team);   /* and its transport */
+                    rec->team = NULL;
+                    rec->why = "another rank could not create the team (out of memory)";
+                } else {
+                    tp->ops->destroy(tp);
+                }
+            }
+        }
+    }
+    if (!rec)
+        return &no_memory;
     PMPI_Comm_rank(comm, &rec->rank);
     PMPI_Comm_size(comm, &rec->size);
-    PMPI_Comm_test_inter(comm, &inter);
-    collie_transport *tp = NULL;
-    if (inter)
-        rec->why = "intercommunicator";
-    else
-        meet_for_setup(comm);
-    if (!inter && transport_of(comm, one_node, &tp, &rec->why) == COLLIE_OK &&
-        collie_team_create(tp, &rec->team) != COLLIE_OK) {
-        tp->ops->destroy(tp);
-        rec->why = "cannot create the team (out of memory)";
-    }
     if (rec->team) {
         rec->where = where_of(rec->team);
         cm_team_set_maker(rec->team, &rec->split, comm, true);
@@ -328,16 +369,16 @@ static const cm_comm *record_of(MPI_Comm comm, bool one_node, const char **why) 
         if (rec)
             PMPI_Comm_set_attr(comm, keyval, rec);
     }
-    bool put = false;
-    if (rec) {
-        pthread_mutex_lock(&teams_lock);
-        put = cm_map_put(&comms, cm_comm_key(comm), rec);
-        pthread_mutex_unlock(&teams_lock);
-    }
-    if (!put) {
+    if (!rec) {
         *why = "out of memory";
         return NULL;
     }
+    /* the map only saves asking MPI for the attribute: without its entry (out of memory)
+     * the record still serves (NULL here sent this rank's calls to PMPI while the other
+     * ranks' went to collie) */
+    pthread_mutex_lock(&teams_lock);
+    (void)cm_map_put(&comms, cm_comm_key(comm), rec);
+    pthread_mutex_unlock(&teams_lock);
     return rec;
 }
 
@@ -383,12 +424,32 @@ collie_team_t *cm_team(MPI_Comm comm, const char **why) {
     return rec ? rec->team : NULL;
 }
 
+/* Calls the error handler of a communicator the program has freed (its requests outlive
+ * it): on a private communicator given that handler, since the handle is no longer the
+ * program's (MPICH reuses it at once; the handler then ran on the wrong communicator, or
+ * MPI_Comm_call_errhandler failed on the invalid handle, fatally). */
+static void call_freed_errhandler(MPI_Errhandler eh, int code) {
+    if (eh == MPI_ERRORS_RETURN)
+        return;
+    MPI_Comm self = MPI_COMM_NULL;
+    if (eh == MPI_ERRHANDLER_NULL || PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) {
+        PMPI_Abort(MPI_COMM_WORLD, code);   /* the default handler's effect */
+        return;
+    }
+    PMPI_Comm_set_errhandler(self, eh);
+    PMPI_Comm_call_errhandler(self, code);
+    PMPI_Comm_free(&self);
+}
+
 int cm_error(const cm_call *c, int status) {
     int rank = world_rank();
     fprintf(stderr, "collie_mpi: rank %d: %s failed in collie: %s\n", rank, c->fn,
             collie_last_error());
     int code = status == COLLIE_ERR_ARG ? MPI_ERR_ARG : MPI_ERR_OTHER;
-    PMPI_Comm_call_errhandler(c->comm, code);
+    if (c->cc && c->cc->freed)
+        call_freed_errhandler(c->cc->errhandler, code);
+    else
+        PMPI_Comm_call_errhandler(c->comm, code);
     return code;
 }
 

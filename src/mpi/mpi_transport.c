@@ -313,10 +313,36 @@ static retiring *retiring_new(int size) {
     return r;
 }
 
+/* The release after a failed set-up (every rank takes this path: the failure was agreed,
+ * and no channel carried anything): the posted receives cancelled, the buffers and the
+ * private communicator freed.  A rank that had failed to allocate its release record
+ * (im->retire) skipped the count exchange here while its peers started it and waited for
+ * it to finish — at MPI_Finalize for good. */
+static void release_failed(collie_transport *tp, mpi_impl *im) {
+    if (im->retire)
+        free_retiring(im->retire);
+    im->retire = NULL;
+    for (int p = 0; im->peers && p < tp->size; p++)
+        if (p != tp->rank && cm_mpi_remote(im, p)) {
+            retiring r = { .nslots = tp->nslots };
+            free_peer(&r, &im->peers[p]);
+        }
+    if (im->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&im->comm);
+    free(im->peers);
+    free(im->inbox);
+    im->peers = NULL;
+    im->inbox = NULL;
+}
+
 void cm_mpi_release(collie_transport *tp) {
     mpi_impl *im = tp->impl;
     if (!im)
         return;
+    if (im->failed) {
+        release_failed(tp, im);
+        return;
+    }
     retiring *r = im->retire;
     im->retire = NULL;
     if (r && im->comm != MPI_COMM_NULL) {
@@ -355,16 +381,19 @@ static int setup_peer(collie_transport *tp, int p) {
     pe->stage = aligned_alloc(COLLIE_CACHELINE, (size_t)tp->nslots * tp->slot_stride);
     pe->send = malloc(tp->nslots * sizeof *pe->send);
     pe->recv = malloc(tp->nslots * sizeof *pe->recv);
-    pe->credit_recv = pe->credit_send = MPI_REQUEST_NULL;
+    for (uint32_t k = 0; k < tp->nslots; k++) {   /* the release reads them after a failure */
+        if (pe->send)
+            pe->send[k] = MPI_REQUEST_NULL;
+        if (pe->recv)
+            pe->recv[k] = MPI_REQUEST_NULL;
+    }
     if (!pe->outbox || !pe->stage || !pe->send || !pe->recv)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's buffers");
     memset(pe->outbox, 0, chan);
     tp->to[p].consumed = (collie_counter *)pe->outbox;
     tp->to[p].slots = pe->outbox + sizeof(collie_counter);
-    for (uint32_t k = 0; k < tp->nslots; k++) {
-        pe->send[k] = MPI_REQUEST_NULL;
+    for (uint32_t k = 0; k < tp->nslots; k++)
         post_recv(tp, p, k);
-    }
     PMPI_Irecv(&pe->credit_in, 1, MPI_UINT64_T, p, TAG_CREDIT, impl_of(tp)->comm, &pe->credit_recv);
     return COLLIE_OK;
 }
@@ -379,6 +408,8 @@ int cm_mpi_wire(collie_transport *tp) {
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's release");
     im->inbox = aligned_alloc(COLLIE_CACHELINE, (bytes + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1));
     im->peers = calloc((size_t)tp->size, sizeof *im->peers);
+    for (int p = 0; im->peers && p < tp->size; p++)   /* MPI_REQUEST_NULL is not 0 in MPICH */
+        im->peers[p].credit_recv = im->peers[p].credit_send = MPI_REQUEST_NULL;
     if (!im->inbox || !im->peers)
         return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mpi transport's inbox");
     memset(im->inbox, 0, bytes);

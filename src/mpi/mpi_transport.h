@@ -33,6 +33,8 @@ typedef struct mpi_impl {
     mpi_peer *peers;
     const int *local_of;          /* mixed: >= 0 for peers reached over shm; NULL: none */
     struct cm_retiring *retire;   /* its release, made with the channels (cannot fail) */
+    bool failed;                  /* the set-up failed (at every rank: agreed): nothing was
+                                     sent, so the release needs no count exchange */
 } mpi_impl;
 
 

@@ -150,9 +150,12 @@ static int number_nodes(collie_transport *tp, MPI_Comm comm) {
     mixed_impl *im = mixed_of(tp);
     int first = tp->rank, *firsts = malloc((size_t)tp->size * sizeof *firsts);
     im->node_of = malloc((size_t)tp->size * sizeof *im->node_of);
-    if (!firsts || !im->node_of) {
+    int ok = firsts && im->node_of, all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);   /* no rank skips the Allgather alone */
+    if (!all) {
         free(firsts);
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the node table");
+        return ok ? collie_fail(COLLIE_ERR_NOMEM, "another rank could not allocate its node table")
+                  : collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the node table");
     }
     for (int r = 0; r < tp->size; r++)
         if (im->local_of[r] == 0)
@@ -211,11 +214,14 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
     int size = 0;
     PMPI_Comm_size(comm, &size);
     int *local_of = malloc((size_t)size * sizeof *local_of);
-    if (!tp || !im || !local_of) {
+    int ok = tp && im && local_of, all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);   /* the set-up is collective */
+    if (!all_ok) {
         free(tp);
         free(im);
         free(local_of);
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mixed transport");
+        return ok ? collie_fail(COLLIE_ERR_NOMEM, "another rank could not allocate its mixed transport")
+                  : collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the mixed transport");
     }
     const char *kind = collie_env_str("COLLIE_MPI_TRANSPORT", "p2p");
     im->rma = strcmp(kind, "rma") == 0;
@@ -244,6 +250,8 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
     if (all) {
         if (!st)
             st = collie_fail(all, "another rank failed to set up the shm+mpi transport");
+        if (!im->rma)
+            im->remote.p2p.failed = true;   /* every rank's release: no count exchange */
         mixed_destroy(tp);
         return st;
     }

@@ -170,7 +170,10 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     if (!tp || !im) {
         free(tp);
         free(im);
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the shm transport");
+        int st = collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the shm transport");
+        if (cfg->agree)   /* the others wait in the set-up's first agreement: fail it there */
+            (void)cfg->agree(cfg->agree_ctx, st);
+        return st;
     }
     tp->ops = &shm_ops;
     tp->impl = im;
