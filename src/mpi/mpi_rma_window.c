@@ -85,17 +85,21 @@ static _Atomic uint64_t windows_seen;   /* the largest key[0] of a window of thi
 static atomic_uint windows_made;
 
 /* Collective over im->comm: key[0] one more than any rank's windows_seen, key[1] a tag
- * made by rank 0 (its world rank and its count of windows: unique). */
-static void agree_key(rma_impl *im, uint64_t key[2]) {
+ * made by rank 0 (its world rank and its count of windows: unique); false if some rank
+ * is not `ok` (then no rank goes on to MPI_Win_allocate). */
+static bool agree_key(rma_impl *im, bool ok, uint64_t key[2]) {
     int rank = 0, world = 0;
     PMPI_Comm_rank(im->comm, &rank);
     PMPI_Comm_rank(MPI_COMM_WORLD, &world);
-    uint64_t mine[2] = { atomic_load(&windows_seen) + 1,
-                         rank == 0 ? ((uint64_t)world << 32 | atomic_fetch_add(&windows_made, 1)) : 0 };
-    PMPI_Allreduce(mine, key, 2, MPI_UINT64_T, MPI_MAX, im->comm);
+    uint64_t mine[3] = { atomic_load(&windows_seen) + 1,
+                         rank == 0 ? ((uint64_t)world << 32 | atomic_fetch_add(&windows_made, 1)) : 0,
+                         !ok }, all[3];
+    PMPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, im->comm);
+    key[0] = all[0], key[1] = all[1];
     uint64_t seen = atomic_load(&windows_seen);
     while (seen < key[0] && !atomic_compare_exchange_weak(&windows_seen, &seen, key[0]))
         ;
+    return all[2] == 0;
 }
 
 static bool before(const uint64_t a[2], const uint64_t b[2]) {
@@ -113,12 +117,15 @@ static void keep(kept_window *k) {
     pthread_mutex_unlock(&kept_lock);
 }
 
-static int allocate(rma_impl *im, int size, size_t bytes) {
-    kept_window *k = malloc(sizeof *k);
+/* Collective over im->comm, even on a rank that is not `ok` already. */
+static int allocate(rma_impl *im, int size, size_t bytes, bool ok) {
+    kept_window *k = ok ? malloc(sizeof *k) : NULL;
     uint64_t key[2];
-    agree_key(im, key);   /* every rank, even one about to fail */
-    if (!k)
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's window record");
+    if (!agree_key(im, k != NULL, key)) {
+        free(k);
+        return collie_fail(COLLIE_ERR_NOMEM, k ? "another rank could not allocate its rma tables"
+                                               : "cannot allocate the rma transport's tables");
+    }
     if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) !=
         MPI_SUCCESS) {
         free(k);
@@ -255,12 +262,15 @@ int cm_rma_window_get(rma_impl *im, int size, size_t bytes) {
     im->disp = calloc((size_t)size, sizeof *im->disp);
     im->world_of = calloc((size_t)size, sizeof *im->world_of);
     im->retire = calloc(1, sizeof *im->retire);
-    if (!im->disp || !im->world_of || !im->retire)
-        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's tables");
+    bool ok = im->disp && im->world_of && im->retire;
     bytes = (bytes + COLLIE_CACHELINE - 1) & ~(size_t)(COLLIE_CACHELINE - 1);
     /* Errors of the window's calls are reported here, not fatal. */
     PMPI_Comm_set_errhandler(im->comm, MPI_ERRORS_RETURN);
-    return per_comm ? allocate(im, size, bytes) : attach(im, size, bytes);
+    if (per_comm)
+        return allocate(im, size, bytes, ok);
+    if (!ok)
+        return collie_fail(COLLIE_ERR_NOMEM, "cannot allocate the rma transport's tables");
+    return attach(im, size, bytes);
 }
 
 int cm_rma_window_share(rma_impl *im) {
@@ -280,12 +290,12 @@ void cm_rma_window_put(rma_impl *im) {
     im->world_of = NULL;
     retiring *r = im->retire;
     im->retire = NULL;
-    if (!per_comm && r && im->base && im->comm != MPI_COMM_NULL) {
+    if (!per_comm && !im->failed && r && im->base && im->comm != MPI_COMM_NULL) {
         retire(im, r);
         return;
     }
     free(r);
-    if (!per_comm && im->base)   /* wiring failed on some rank: nobody wrote to it */
+    if (!per_comm && im->base)   /* the set-up failed (agreed): nobody wrote to it */
         detach(im->base);
     im->base = NULL;           /* per_comm: the window is kept until MPI_Finalize */
     im->win = MPI_WIN_NULL;

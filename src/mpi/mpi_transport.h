@@ -51,6 +51,7 @@ typedef struct rma_impl {
     uint64_t *credit_out;         /* [size]: consumed count last written to p */
     size_t credits_bytes;
     struct cm_rma_retiring *retire;   /* its release, made with the channels (cannot fail) */
+    bool failed;                  /* the set-up failed (agreed): nobody wrote to the memory */
 } rma_impl;
 
 static inline bool cm_mpi_remote(const mpi_impl *im, int peer) {

@@ -183,7 +183,9 @@ int cm_rma_wire(collie_transport *tp) {
     PMPI_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, im->comm);
     if (all && !st)
         st = collie_fail(all, "another rank failed to set up the rma transport");
-    if (st)
+    if (st) {
+        im->failed = true;   /* at every rank: the release frees at once */
         return st;
+    }
     return cm_rma_window_share(im);
 }
