@@ -2,6 +2,7 @@
  * mpi_layer.h — internals of libcollie_mpi, the PMPI interposition layer (src/mpi/).
  *
  * mpi_team.c      a collie team per communicator (cached as an MPI attribute), logging
+ * mpi_world.c     collie_init under mpirun: MPI_COMM_WORLD's team as collie's world
  * mpi_log.c       COLLIE_MPI_LOG: a line per call, or a summary table at MPI_Finalize
  * mpi_types.c     MPI datatypes → collie datatypes (or a reason not to), cached per handle
  * mpi_ops.c       MPI ops → collie ops: the built-ins, user ops
