@@ -21,10 +21,10 @@
  *   the release keeps it: every kept window is freed at MPI_Finalize, where every rank is.
  *   Each MPI_Win_free waits for the window's other ranks, so every rank must free in an
  *   order all agree on, even when threads made windows on different communicators at once:
- *   at creation the ranks of a window agree on a key (one more than the largest count of
- *   windows any of them has seen, then a tag unique to the window), and every rank frees
- *   in increasing key order — the smallest key left is every one of its ranks' next, so
- *   each free completes.  Cost: a freed communicator's window (credits and inbox:
+ *   at creation the ranks of a window agree on a key unique to it (one more than the
+ *   largest count of windows any of them has seen, then a tag made by its rank 0), and
+ *   every rank frees in increasing key order — the smallest key left is every one of its
+ *   ranks' next, so each free completes.  Cost: a freed communicator's window (credits and inbox:
  *   P × slots × slot bytes) stays until MPI_Finalize.
  */
 #include <pthread.h>
@@ -122,9 +122,10 @@ static int allocate(rma_impl *im, int size, size_t bytes, bool ok) {
     kept_window *k = ok ? malloc(sizeof *k) : NULL;
     uint64_t key[2];
     if (!agree_key(im, k != NULL, key)) {
+        const char *why = k ? "another rank could not allocate its rma tables"
+                            : "cannot allocate the rma transport's tables";
         free(k);
-        return collie_fail(COLLIE_ERR_NOMEM, k ? "another rank could not allocate its rma tables"
-                                               : "cannot allocate the rma transport's tables");
+        return collie_fail(COLLIE_ERR_NOMEM, "%s", why);
     }
     if (PMPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, im->comm, &im->base, &im->win) !=
         MPI_SUCCESS) {
