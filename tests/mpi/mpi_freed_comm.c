@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "mpi_pcoll.h"
+#include "mpi_test_finish.h"
 
 #define N ((size_t)1 << 20)   /* doubles: 8 MiB */
 
@@ -227,10 +228,5 @@ int main(int argc, char **argv) {
     gapped_then_free();
     release_inside_wait(in, out);
     free(in), free(out);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("passed: %d failures\n", total);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_test_finish(failures);
 }

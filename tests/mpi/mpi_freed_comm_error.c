@@ -26,6 +26,7 @@
 
 #include "collie.h"
 #include "mpi_pcoll.h"
+#include "mpi_test_finish.h"
 
 static int rank, failures;
 static int calls_a, calls_b, code_a;
@@ -132,10 +133,5 @@ int main(int argc, char **argv) {
     }
     persistent_case();
     split_phase_case();
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("passed: %d failures\n", total);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_test_finish(failures);
 }

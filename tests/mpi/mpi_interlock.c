@@ -37,6 +37,7 @@
 
 #include "mpi_pcoll.h"
 #include "mpi_interlock.h"
+#include "mpi_test_finish.h"
 
 int rank, size, failures;
 
@@ -330,10 +331,5 @@ int main(int argc, char **argv) {
     }
     free(patterns);
     MPI_Comm_free(&other);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("passed: %d failures\n", total);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_test_finish(failures);
 }

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "mpi_pcoll.h"
+#include "mpi_test_finish.h"
 
 enum { NREQ = 6, TAG = 11 };
 
@@ -468,10 +469,5 @@ int main(int argc, char **argv) {
         free(sizes);
     }
     free(patterns);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("passed: %d failures\n", total);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_test_finish(failures);
 }
