@@ -22,6 +22,10 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
 6. The machine's states (bench/compare_state.py): the best peer's state is named beside
    it, collie's time is its best run in that state, and points where collie had no run
    there say so.
+7. When the run had a paired rematch (bench/compare --rematch N, compare_rematch.py): the
+   tables of 0 and 3 again with the paired ratio (the median over rounds of collie / the
+   best peer timed one right after the other), the first pass's ratio where a point had
+   no rematch.
 
 Any of bench/compare's collectives (allreduce, reduce, bcast, allgather,
 reduce_scatter_block, alltoall); summary.csv files from before the shared-heap columns
@@ -111,7 +115,15 @@ def short_size(size):
     return human(size).replace(" ", "\u00a0")
 
 
-def matrix(table):
+def ratio_in(r, column):
+    """The ratio of a summary record by `column`; the paired ratio falls back on the first
+    pass's where the point had no rematch."""
+    if column == "rematch_ratio" and num(r.get(column)) is None:
+        column = "ratio"
+    return num(r.get(column))
+
+
+def matrix(table, column="ratio"):
     """Collective x team size rows, one column per size: collie (malloc) / best peer,
     reused / fresh ('*': the best peer ran in a state collie had no run in)."""
     for sizes_of in sorted({tuple(sorted({k[2] for k in table if k[1] == P and k[0] == c}))
@@ -126,7 +138,7 @@ def matrix(table):
                 parts = []
                 for d in ("reused", "fresh"):
                     r = table.get((coll, P, b, d))
-                    x = num(r["ratio"]) if r else None
+                    x = ratio_in(r, column) if r else None
                     mark = "\\*" if r and r.get("state_matched") == "no" else ""
                     parts.append(ratio(x) + mark)
                 cells.append(" / ".join(parts))
@@ -150,13 +162,13 @@ def peer_table(table):
                       f"{statistics.median(ratios):.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
 
 
-def per_size(table):
+def per_size(table, column="ratio"):
     print("| P | data | points | collie ≤ best peer | ≤ 1.3 × | above 1.3 × (ratio) |")
     print("| ---: | --- | ---: | ---: | ---: | --- |")
     for P in sorted({k[1] for k in table}):
         for data in ("reused", "fresh"):
-            rows = sorted(((k, num(r["ratio"])) for k, r in table.items()
-                           if k[1] == P and k[3] == data and num(r["ratio"])),
+            rows = sorted(((k, ratio_in(r, column)) for k, r in table.items()
+                           if k[1] == P and k[3] == data and ratio_in(r, column)),
                           key=lambda kr: (kr[0][0], kr[0][2]))
             if not rows:
                 continue
@@ -232,6 +244,12 @@ def main(argv):
     totals(table)
     mapped_target(table)
     states(table)
+    paired = sum(1 for r in table.values() if num(r.get("rematch_ratio")) is not None)
+    if paired:
+        print(f"\nPaired rematch ({paired} of {len(table)} points timed again side by side; the "
+              "median over rounds of collie / the best peer):\n")
+        matrix(table, "rematch_ratio")
+        per_size(table, "rematch_ratio")
 
 
 if __name__ == "__main__":

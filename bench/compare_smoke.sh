@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/compare_smoke.sh BUILD_DIR — the ctest smoke test of bench/compare (label bench):
 # runs its smallest mode (allreduce, P = 2, 8 and 64 bytes, reused and fresh data, 20
-# iterations, at most 2 forced algorithms per peer, results checked, no plots) without
+# iterations, at most 2 forced algorithms per peer, results checked, no plots, one round
+# of the paired rematch) without
 # installing anything:
 # the Debian MPIs when installed, and the PyPI peers (Open MPI 5, MPICH 5, Intel MPI,
 # oneCCL) only when a full bench/compare run has already put them in the cache
@@ -10,14 +11,16 @@
 # collie and for each peer that ran (auto and at least two forced algorithms; collie also
 # with collie_alloc buffers and, when libcollie_heap.so is built, under the shared heap),
 # and the ratio collie / best peer when a peer ran; then that compare_report.py counts the
-# points at or below the best peer and within 1.3x as summary.csv's ratios say.
+# points at or below the best peer and within 1.3x as summary.csv's ratios say; with a
+# peer, that every point had its rematch round (collie and the best peer, rep -1) and a
+# paired ratio that is collie's / the peer's time of that round.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/compare-smoke
 rm -rf "$OUT"
 cd "$(dirname "$0")/.."
-python3 bench/compare --smoke --check --no-setup --no-venv --no-install --build-dir "$BUILD" \
-  --out "$OUT" > "$OUT.txt" 2> "$OUT.err"
+python3 bench/compare --smoke --check --no-setup --no-venv --no-install --rematch 1 \
+  --build-dir "$BUILD" --out "$OUT" > "$OUT.txt" 2> "$OUT.err"
 fail() { echo "compare_smoke: $*" >&2; cat "$OUT.txt" "$OUT.err" >&2; exit 1; }
 grep "left out" "$OUT.err" | sed 's/^compare: /compare_smoke: skipped: /' || true
 
@@ -38,16 +41,16 @@ for lib in "${libs[@]}"; do
   for data in reused fresh; do
     for size in 8 64; do
       n=$(awk -F, -v l="$lib" -v s="$size" -v d="$data" '$1 == "allreduce" && $2 == 2 &&
-            $3 == s && $4 == d && $5 == l && $6 == "auto" && $8 == "ok" && $9 > 0 &&
+            $3 == s && $4 == d && $5 == l && $6 == "auto" && $7 > 0 && $8 == "ok" && $9 > 0 &&
             $10 == 20 && $11 != ""' "$OUT/compare.csv" | wc -l)
       [ "$n" = 1 ] || fail "$lib auto, $data data, at $size bytes: $n good rows, want 1"
     done
   done
   if [ "$lib" = collie ]; then
-    n=$(awk -F, '$5 == "collie" && $6 == "collie_alloc" && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
+    n=$(awk -F, '$5 == "collie" && $6 == "collie_alloc" && $7 > 0 && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
     [ "$n" = 4 ] || fail "collie with collie_alloc buffers: $n good rows, want 4"
     if [ -e "$BUILD/libcollie_heap.so" ]; then
-      n=$(awk -F, '$5 == "collie" && $6 == "shared_heap" && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
+      n=$(awk -F, '$5 == "collie" && $6 == "shared_heap" && $7 > 0 && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
       [ "$n" = 4 ] || fail "collie under the shared heap: $n good rows, want 4"
     fi
     continue
@@ -61,7 +64,7 @@ peer_cols=""
 for peer in openmpi mpich intelmpi openmpi5 mpich5 oneccl; do
   peer_cols+=",${peer}_auto_us,${peer}_forced_us,${peer}_forced_algorithm"
 done
-want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us,collie_heap_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc,ratio_shared_heap,best_peer_state,state_matched,line_split_ns"
+want_sum="coll,P,bytes,data,collie_us,collie_algorithm,collie_alloc_us,collie_heap_us$peer_cols,best_peer,best_peer_config,best_peer_us,ratio,ratio_collie_alloc,ratio_shared_heap,best_peer_state,state_matched,line_split_ns,rematch_rounds,rematch_collie_us,rematch_peer_us,rematch_ratio"
 [ "$(head -1 "$OUT/summary.csv")" = "$want_sum" ] || fail "summary.csv header is $(head -1 "$OUT/summary.csv")"
 # columns by name: collie_us, collie_algorithm, collie_alloc_us, best_peer_us, ratio
 rows=$(awk -F, -v mpi=$((${#libs[@]} > 1)) '
@@ -83,5 +86,16 @@ if [ ${#libs[@]} -gt 1 ]; then
     grep -qF "$want" <<< "$report" || fail "compare_report.py has no line '$want':
 $report"
   done
+fi
+# the paired rematch: one round per point, its ratio that round's collie / peer time
+if [ ${#libs[@]} -gt 1 ]; then
+  rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { c = $col["rematch_collie_us"]; p = $col["rematch_peer_us"]; r = $col["rematch_ratio"] }
+    $col["rematch_rounds"] == 1 && c > 0 && p > 0 && (r - c / p) ^ 2 < 1e-4 * r ^ 2' \
+    "$OUT/summary.csv" | wc -l)
+  [ "$rows" = 4 ] || fail "summary.csv: $rows points with a paired rematch round, want 4"
+  n=$(awk -F, '$7 == -1 && $8 == "ok" && $9 > 0' "$OUT/compare.csv" | wc -l)
+  [ "$n" = 8 ] || fail "compare.csv: $n rematch launches (rep -1), want 8 (collie and the best peer at 4 points)"
+  grep -q "^Paired rematch (4 of 4 points" <<< "$report" || fail "compare_report.py has no paired rematch tables"
 fi
 echo "compare_smoke: ok (${libs[*]})"

@@ -1,0 +1,99 @@
+"""compare_rematch.py — bench/compare's paired rematch: collie and the best peer timed
+again side by side, point by point (--rematch N).
+
+Why.  The first pass gives every point's best peer as the fastest of many runs (every
+peer's auto and forced configs, each repeated), launched minutes apart from collie's.  On
+a machine whose speed drifts under the benchmark that is two biases at once: the oracle
+takes the luckiest of a dozen or more samples against collie's best of two or three, and
+the runs it compares were taken minutes apart.  On the 2-vCPU VM of 2026-12-02 the memory
+bandwidth of `floors bandwidth` moved between 52 and 75 GB/s (1 MiB copies) from one
+minute to the next with the cache-line probe unchanged, and Intel MPI's bcast of 2 MiB
+took 86, 106, 169 and 184 µs in four launches a few minutes apart: a first pass ratio
+then says more about when each library ran than about the libraries.
+
+What.  After the first pass (and its top-ups) each point whose ratio is above
+--rematch-above (default 0: every point) is timed N more rounds; a round launches
+collie's `auto` and the best peer's winning configuration one right after the other, for
+that one size and data mode, the order alternating from round to round.  compare.csv
+records these launches with negative repetitions (-1 … -N), which the first pass's
+statistics leave out.  summary.csv then adds, per point, the rounds that completed,
+the medians of collie's and the peer's times over them, and the paired ratio: the median
+over rounds of collie's time / the peer's time in the same round.  The first pass's ratio
+is kept as it was; compare_report.py prints both.
+"""
+
+import statistics
+
+PAIRED_COLUMNS = ["rematch_rounds", "rematch_collie_us", "rematch_peer_us", "rematch_ratio"]
+
+
+def is_rematch(rep):
+    """A compare.csv repetition of the paired rematch (negative)."""
+    return int(rep) < 0
+
+
+def candidates(table, above):
+    """The summary records to time again: a best peer, a ratio, and the ratio above
+    `above`; sorted so that one collective and team size go together."""
+    out = [r for r in table if r["best_peer"] and r["ratio"] != "" and r["ratio"] > above]
+    return sorted(out, key=lambda r: (r["coll"], r["P"], r["data"], r["bytes"]))
+
+
+def config_named(lib, coll, name):
+    """lib's configuration called `name` for coll (auto or a forced one), or None."""
+    return next((c for c in lib.configs(coll, True) if c[0] == name), None)
+
+
+def run(runner, table, rounds, above, say, counter):
+    """Times every candidate point `rounds` more times, collie and its best peer in turn."""
+    libs = {lib.name: lib for lib in runner.libs}
+    collie = libs.get("collie")
+    todo = candidates(table, above) if collie and rounds > 0 else []
+    if todo:
+        say(f"compare: paired rematch: {len(todo)} points, {rounds} rounds each")
+    for rec in todo:
+        peer = libs.get(rec["best_peer"])
+        mine = config_named(collie, rec["coll"], "auto")
+        theirs = config_named(peer, rec["coll"], rec["best_peer_config"]) if peer else None
+        if not mine or not theirs:
+            continue
+        point = (rec["coll"], rec["P"], rec["data"])
+        for k in range(1, rounds + 1):
+            pair = [(collie, mine), (peer, theirs)]
+            for lib, config in pair if k % 2 else pair[::-1]:
+                runner.run_config(point, -k, lib, config, counter, [rec["bytes"]])
+
+
+def paired(rows):
+    """{(coll, P, bytes, data): [(collie us, peer us), ...]} from the rematch rows of
+    compare.csv: per round, collie's auto and the peer's run (only rounds where both
+    completed)."""
+    runs = {}
+    for row in rows:
+        coll, nprocs, size, data, lib, config, rep, status, us = row[:9]
+        if not is_rematch(rep) or status != "ok":
+            continue
+        side = "collie" if lib == "collie" else "peer"
+        if side == "collie" and config != "auto":
+            continue
+        runs.setdefault((coll, nprocs, size, data), {}).setdefault(int(rep), {})[side] = us
+    return {point: [(r["collie"], r["peer"]) for _, r in sorted(by_round.items())
+                    if "collie" in r and "peer" in r]
+            for point, by_round in runs.items()}
+
+
+def digits4(x):
+    return float(f"{x:.4g}")
+
+
+def add_columns(table, rows):
+    """Fills PAIRED_COLUMNS of every summary record ("" where the point had no rematch)."""
+    pairs = paired(rows)
+    for rec in table:
+        got = pairs.get((rec["coll"], rec["P"], rec["bytes"], rec["data"]), [])
+        got = [(c, p) for c, p in got if p > 0]
+        rec["rematch_rounds"] = len(got) if got else ""
+        rec["rematch_collie_us"] = digits4(statistics.median(c for c, _ in got)) if got else ""
+        rec["rematch_peer_us"] = digits4(statistics.median(p for _, p in got)) if got else ""
+        rec["rematch_ratio"] = digits4(statistics.median(c / p for c, p in got)) if got else ""
+    return table
