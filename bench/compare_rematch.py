@@ -12,14 +12,17 @@ took 86, 106, 169 and 184 µs in four launches a few minutes apart: a first pass
 then says more about when each library ran than about the libraries.
 
 What.  After the first pass (and its top-ups) each point whose ratio is above
---rematch-above (default 0: every point) is timed N more rounds; a round launches
-collie's `auto` and the best peer's winning configuration one right after the other, for
-that one size and data mode, the order alternating from round to round.  compare.csv
-records these launches with negative repetitions (-1 … -N), which the first pass's
-statistics leave out.  summary.csv then adds, per point, the rounds that completed,
-the medians of collie's and the peer's times over them, and the paired ratio: the median
-over rounds of collie's time / the peer's time in the same round.  The first pass's ratio
-is kept as it was; compare_report.py prints both.
+--rematch-above (default 0: every point) is timed N more rounds.  Per collective, team
+size and data mode, a round launches collie's `auto` and every peer configuration that is
+some point's best, one right after the other, the order reversed from round to round.
+Each launch covers the first pass's sizes, as the first pass's launches did: a library's
+time at a size can depend on what ran before it in the launch (Intel MPI's allreduce of
+8 KiB took 1.4 µs after the smaller sizes and 12–16 µs in a launch of that size alone).
+compare.csv records these launches with negative repetitions (-1 … -N), which the first
+pass's statistics leave out.  summary.csv then adds, per point, the rounds that
+completed, the medians of collie's and the best peer's times over them, and the paired
+ratio: the median over rounds of collie's time / the best peer configuration's time in
+the same round.  The first pass's ratio is kept as it was; compare_report.py prints both.
 """
 
 import statistics
@@ -44,39 +47,49 @@ def config_named(lib, coll, name):
     return next((c for c in lib.configs(coll, True) if c[0] == name), None)
 
 
-def run(runner, table, rounds, above, say, counter):
-    """Times every candidate point `rounds` more times, collie and its best peer in turn."""
+def groups(todo):
+    """{(coll, P, data): sorted [(peer, config)]}: the best peer configurations of the
+    points to time again, per collective, team size and data mode."""
+    out = {}
+    for rec in todo:
+        out.setdefault((rec["coll"], rec["P"], rec["data"]), set()).add(
+            (rec["best_peer"], rec["best_peer_config"]))
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def run(runner, table, rounds, above, sizes, say, counter):
+    """Times the candidate points `rounds` more rounds: per (collective, P, data), collie's
+    auto and the points' best peer configurations in turn, each over `sizes`."""
     libs = {lib.name: lib for lib in runner.libs}
     collie = libs.get("collie")
     todo = candidates(table, above) if collie and rounds > 0 else []
     if todo:
         say(f"compare: paired rematch: {len(todo)} points, {rounds} rounds each")
-    for rec in todo:
-        peer = libs.get(rec["best_peer"])
-        mine = config_named(collie, rec["coll"], "auto")
-        theirs = config_named(peer, rec["coll"], rec["best_peer_config"]) if peer else None
-        if not mine or not theirs:
-            continue
-        point = (rec["coll"], rec["P"], rec["data"])
+    for (coll, nprocs, data), peers in groups(todo).items():
+        turn = [(collie, config_named(collie, coll, "auto"))]
+        turn += [(libs[p], config_named(libs[p], coll, c)) for p, c in peers if p in libs]
+        turn = [(lib, config) for lib, config in turn if config]
         for k in range(1, rounds + 1):
-            pair = [(collie, mine), (peer, theirs)]
-            for lib, config in pair if k % 2 else pair[::-1]:
-                runner.run_config(point, -k, lib, config, counter, [rec["bytes"]])
+            for lib, config in turn if k % 2 else turn[::-1]:
+                runner.run_config((coll, nprocs, data), -k, lib, config, counter, sizes)
 
 
-def paired(rows):
-    """{(coll, P, bytes, data): [(collie us, peer us), ...]} from the rematch rows of
-    compare.csv: per round, collie's auto and the peer's run (only rounds where both
-    completed)."""
+def paired(rows, table):
+    """{(coll, P, bytes, data): [(collie us, best peer us), ...]} from the rematch rows of
+    compare.csv: per round, collie's auto and the point's best peer configuration (only
+    rounds where both completed)."""
+    best = {(r["coll"], r["P"], r["bytes"], r["data"]): (r["best_peer"], r["best_peer_config"])
+            for r in table}
     runs = {}
     for row in rows:
         coll, nprocs, size, data, lib, config, rep, status, us = row[:9]
-        if not is_rematch(rep) or status != "ok":
+        point = (coll, nprocs, size, data)
+        if not is_rematch(rep) or status != "ok" or point not in best:
             continue
-        side = "collie" if lib == "collie" else "peer"
-        if side == "collie" and config != "auto":
-            continue
-        runs.setdefault((coll, nprocs, size, data), {}).setdefault(int(rep), {})[side] = us
+        side = "collie" if (lib, config) == ("collie", "auto") else \
+            "peer" if (lib, config) == best[point] else None
+        if side:
+            runs.setdefault(point, {}).setdefault(int(rep), {})[side] = us
     return {point: [(r["collie"], r["peer"]) for _, r in sorted(by_round.items())
                     if "collie" in r and "peer" in r]
             for point, by_round in runs.items()}
@@ -88,7 +101,7 @@ def digits4(x):
 
 def add_columns(table, rows):
     """Fills PAIRED_COLUMNS of every summary record ("" where the point had no rematch)."""
-    pairs = paired(rows)
+    pairs = paired(rows, table)
     for rec in table:
         got = pairs.get((rec["coll"], rec["P"], rec["bytes"], rec["data"]), [])
         got = [(c, p) for c, p in got if p > 0]

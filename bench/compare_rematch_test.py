@@ -3,12 +3,15 @@
 worked out by hand:
   - the first pass's numbers leave the rematch rows (negative repetitions) out: a faster
     rematch run changes neither collie's time nor the best peer's;
-  - the paired ratio is the median over rounds of collie / the peer in the same round
-    (rounds 10/8, 12/12, 9/10: ratios 1.25, 1.0, 0.9, median 1.0), a round in which one
-    side failed is dropped, and the medians of the two sides' times are reported;
+  - the paired ratio is the median over rounds of collie / the best peer configuration in
+    the same round (rounds 10/8, 12/12, 9/10: ratios 1.25, 1.0, 0.9, median 1.0), a round
+    in which one side failed is dropped, another configuration of the same peer (timed in
+    the rematch for another point) is not the best peer, and the medians of the two
+    sides' times are reported;
   - a point without rematch rows has empty paired columns;
-  - run(): only points above the threshold, collie's auto and the best peer's winning
-    configuration for that one size, N rounds, the order alternating (a stand-in runner).
+  - run(): only points above the threshold; per collective, P and data mode, collie's
+    auto and each configuration that is some point's best peer, over the given sizes,
+    N rounds, the order reversed every round (a stand-in runner).
 """
 import os
 import sys
@@ -35,7 +38,8 @@ def check_summary():
              row("intelmpi", "binomial", -2, 12.0), row("collie", "auto", -2, 12.0),
              row("collie", "auto", -3, 9.0), row("intelmpi", "binomial", -3, 10.0),
              row("collie", "auto", -4, 1.0), row("intelmpi", "binomial", -4, 0.0, status="failed"),
-             row("collie", "collie_alloc", -1, 0.5)]
+             row("collie", "collie_alloc", -1, 0.5), row("intelmpi", "auto", -1, 1.0),
+             row("intelmpi", "auto", -2, 1.0), row("intelmpi", "auto", -3, 1.0)]
     table = {r["bytes"]: r for r in compare_summary.summarize(rows)}
     rec = table[2048]
     check("first pass collie", rec["collie_us"], 11.0)
@@ -66,19 +70,25 @@ class Runner:
 
 
 def check_run():
-    table = [{"coll": "bcast", "P": 2, "bytes": 8, "data": "fresh", "best_peer": "mpich5",
-              "best_peer_config": "posix_release_gather", "ratio": 1.4},
-             {"coll": "bcast", "P": 2, "bytes": 64, "data": "fresh", "best_peer": "mpich5",
-              "best_peer_config": "auto", "ratio": 0.8},
-             {"coll": "bcast", "P": 2, "bytes": 128, "data": "fresh", "best_peer": "",
-              "best_peer_config": "", "ratio": ""}]
+    def rec(size, peer, config, ratio, data="fresh"):
+        return {"coll": "bcast", "P": 2, "bytes": size, "data": data, "best_peer": peer,
+                "best_peer_config": config, "ratio": ratio}
+    table = [rec(8, "mpich5", "posix_release_gather", 1.4), rec(64, "mpich5", "auto", 0.8),
+             rec(128, "", "", ""), rec(512, "intelmpi", "binomial", 1.1),
+             rec(2048, "mpich5", "posix_release_gather", 1.0), rec(8, "mpich5", "auto", 0.95, "reused")]
     runner = Runner([Lib("collie", ["auto", "collie_alloc"]),
-                     Lib("mpich5", ["auto", "posix_release_gather"])])
-    compare_rematch.run(runner, table, 2, 0.9, lambda text: None, [0])
-    point = ("bcast", 2, "fresh")
+                     Lib("mpich5", ["auto", "posix_release_gather"]),
+                     Lib("intelmpi", ["auto", "binomial"])])
+    sizes = [8, 64, 128, 512, 2048]
+    compare_rematch.run(runner, table, 2, 0.9, sizes, lambda text: None, [0])
+    fresh, reused = ("bcast", 2, "fresh"), ("bcast", 2, "reused")
     check("rematch launches", runner.calls,
-          [(point, -1, "collie", "auto", [8]), (point, -1, "mpich5", "posix_release_gather", [8]),
-           (point, -2, "mpich5", "posix_release_gather", [8]), (point, -2, "collie", "auto", [8])])
+          [(fresh, -1, "collie", "auto", sizes), (fresh, -1, "intelmpi", "binomial", sizes),
+           (fresh, -1, "mpich5", "posix_release_gather", sizes),
+           (fresh, -2, "mpich5", "posix_release_gather", sizes),
+           (fresh, -2, "intelmpi", "binomial", sizes), (fresh, -2, "collie", "auto", sizes),
+           (reused, -1, "collie", "auto", sizes), (reused, -1, "mpich5", "auto", sizes),
+           (reused, -2, "mpich5", "auto", sizes), (reused, -2, "collie", "auto", sizes)])
 
 
 def main():
