@@ -1,5 +1,5 @@
-"""compare_rematch.py — bench/compare's paired rematch: collie and the best peer timed
-again side by side, point by point (--rematch N).
+"""compare_rematch.py — bench/compare's paired rematch (--rematch N): collie and each
+point's best peer configuration timed again side by side, and the paired ratio per point.
 
 Why.  The first pass gives every point's best peer as the fastest of many runs (every
 peer's auto and forced configs, each repeated), launched minutes apart from collie's.  On

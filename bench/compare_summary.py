@@ -130,6 +130,8 @@ def print_table(a, table, libs):
     print("# each peer: the best of its auto and forced algorithms; ratio = collie / best peer")
     print("# (< 1: collie is faster); c_alloc / r_alloc: collie with buffers from collie_alloc;")
     print("# c_heap / r_heap: collie with malloc buffers under the shared heap (libcollie_heap.so)")
+    print("# paired: with --rematch, the median over its rounds of collie / the best peer, the two")
+    print("# launched one right after the other (compare_rematch.py)")
     w = max([9] + [len(c) for c in a.colls])   # the longest collective's name
     head = f"{'coll':{w}} {'P':>2} {'bytes':>6} {'data':6} {'collie':>8} {'algorithm':16} " \
            f"{'c_alloc':>8} {'c_heap':>8}"
