@@ -12,7 +12,9 @@ took 86, 106, 169 and 184 µs in four launches a few minutes apart: a first pass
 then says more about when each library ran than about the libraries.
 
 What.  After the first pass (and its top-ups) each point whose ratio is above
---rematch-above (default 0: every point) is timed N more rounds.  Per collective, team
+--rematch-above (default 0: every point) is timed N more rounds (a point below it gets
+a paired ratio too where its best peer configuration ran for another point: the launches
+cover every size).  Per collective, team
 size and data mode, a round launches collie's `auto` and every peer configuration that is
 some point's best, one right after the other, the order reversed from round to round.
 Each launch covers the first pass's sizes, as the first pass's launches did: a library's
@@ -37,9 +39,8 @@ def is_rematch(rep):
 
 def candidates(table, above):
     """The summary records to time again: a best peer, a ratio, and the ratio above
-    `above`; sorted so that one collective and team size go together."""
-    out = [r for r in table if r["best_peer"] and r["ratio"] != "" and r["ratio"] > above]
-    return sorted(out, key=lambda r: (r["coll"], r["P"], r["data"], r["bytes"]))
+    `above` (groups() orders them)."""
+    return [r for r in table if r["best_peer"] and r["ratio"] != "" and r["ratio"] > above]
 
 
 def config_named(lib, coll, name):
