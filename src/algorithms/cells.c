@@ -119,12 +119,15 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     c->marked_done = false;
     c->root_reduced = false;
     bool fills = req->args.coll != COLL_BCAST || req->args.rank == req->args.root;
-    c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, 0 };
+    c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, false, 0 };
+    c->out = fills ? (fill_way){ false, false, true, 0 } : out_tune_begin(req);
 }
 
 void cells_finish(collie_request_t *req, cells_run *c) {
-    if (c && c->begun)
+    if (c && c->begun) {
         fill_tune_end(req, &c->fill);
+        fill_tune_end(req, &c->out);
+    }
 }
 
 uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest) {
@@ -432,7 +435,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     int st = cells_wait_in(req, root, v.t, v.last);
     if (st)
         return st;
-    collie_copy_out(req->team->tp, req->args.bytes, buf + v.off, collie_cell(cl, root, v.t), v.len);
+    collie_cell_fill(c->out.stream, buf + v.off, collie_cell(cl, root, v.t), v.len);
     cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_out++;
     return COLLIE_OK;

@@ -25,6 +25,7 @@ struct cells_run {
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
+    fill_way out;           /* how a bcast reader copies out of the root's cells */
     bool begun;
     bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
     bool root_reduced;      /* reduce at P = 2, the non-root: the root freed the first step */

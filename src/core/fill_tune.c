@@ -15,7 +15,7 @@
  * sees only the state of its few milliseconds.
  *
  * How: every rank that fills cells in a call decides for itself (the readers copy out
- * with memcpy whatever way the cells were filled, so no agreement is needed).  Per
+ * whatever way the cells were filled, so no agreement is needed).  Per
  * collective and size class (the power of two at or below the call's bytes, from
  * FILL_TUNE_MIN), after FILL_SKIP untimed calls, a trial of four calls: the current way,
  * the other, the other, the current (a trend that is still settling favours neither),
@@ -29,6 +29,20 @@
  * 128: allreduce 2 MiB at P = 2 83.4-87.4 us against 81.9-83.4 with the way fixed
  * (COLLIE_SHM_STREAM=0), so the gap grows while the machine stays in one state.
  * COLLIE_SHM_STREAM=0 or 1 fixes the way instead (no trials).
+ *
+ * The other direction: a bcast reader's copies out of the root's cells into its own
+ * buffer, from OUT_TUNE_MIN, tried the same way by every reader for itself (its call
+ * timed from its first step to its end; the root's fill does not change within a reader's
+ * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 6-9 of a class,
+ * then 128 or more later, where the fill's are calls 2-5).  The first calls' way is the
+ * fixed rule of COLLIE_SHM_STREAM_OUT_MIN (default 3/4 of the last-level cache, which a
+ * VM may report as its host's whole L3: 256 MiB on the VM of 2026-12-02).  Measured there,
+ * bcast 8 MiB at P = 2 with fresh data through the cells: streaming out 520-620 us against
+ * memcpy 1,015-1,030 us; on the VM of 2026-11-27 streaming lost 1.21-1.62x at 8 MiB.  What
+ * the trial cannot see: a streaming store leaves the result in memory, not in the cache,
+ * so a program that reads the broadcast data at once pays for that read; from 1 MiB (twice
+ * this machine's L2) much of it would have left the core's caches anyway.
+ * COLLIE_SHM_STREAM_OUT_MIN set fixes the rule instead (no trials).
  */
 #include <stdlib.h>
 
@@ -36,6 +50,7 @@
 #include "base/base.h"
 
 #define FILL_TUNE_MIN (256u * 1024u)
+#define OUT_TUNE_MIN (1024u * 1024u)
 #define FILL_SKIP 2
 #define FILL_TRIAL_CALLS 4
 #define FILL_TRIAL_FIRST 128
@@ -52,22 +67,29 @@ typedef struct fill_class {
     bool decided;           /* a trial has ended (its answer was logged) */
 } fill_class;
 
+enum { INTO, OUT };          /* the direction: into this rank's cells, out of the root's */
+
 struct collie_fill_tune {
-    bool on;                /* COLLIE_SHM_STREAM unset and streaming stores native */
-    fill_class cls[COLL_COUNT][FILL_CLASSES];
+    bool on[2];             /* per direction: its variable (COLLIE_SHM_STREAM,
+                               COLLIE_SHM_STREAM_OUT_MIN) unset and streaming stores native */
+    fill_class cls[2][COLL_COUNT][FILL_CLASSES];
 };
 
-/* req's class (NULL: not tuned — a small call, a fixed way, or no memory). */
-static fill_class *class_for(collie_request_t *req) {
+/* req's class in direction dir (NULL: not tuned — a small call, a fixed way, or no
+ * memory). */
+static fill_class *class_for(collie_request_t *req, int dir) {
     collie_team_t *t = req->team;
-    if (req->args.bytes < FILL_TUNE_MIN)
+    if (req->args.bytes < (dir == OUT ? OUT_TUNE_MIN : FILL_TUNE_MIN))
         return NULL;
     if (!t->fill_tune) {
         if (!(t->fill_tune = calloc(1, sizeof *t->fill_tune)))
             return NULL;
-        t->fill_tune->on = collie_env_int("COLLIE_SHM_STREAM", -1) == -1 && collie_stream_copy_native();
+        bool native = collie_stream_copy_native();
+        t->fill_tune->on[INTO] = native && collie_env_int("COLLIE_SHM_STREAM", -1) == -1;
+        t->fill_tune->on[OUT] = native && collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) == -1;
     }
-    return t->fill_tune->on ? &t->fill_tune->cls[req->args.coll][collie_size_class(req->args.bytes)] : NULL;
+    int k = collie_size_class(req->args.bytes);
+    return t->fill_tune->on[dir] ? &t->fill_tune->cls[dir][req->args.coll][k] : NULL;
 }
 
 /* The trial position of the class's call number n: 0 .. FILL_TRIAL_CALLS - 1, or -1. */
@@ -75,14 +97,13 @@ static int trial_position(const fill_class *c, uint64_t n) {
     return n >= c->trial_at && n - c->trial_at < FILL_TRIAL_CALLS ? (int)(n - c->trial_at) : -1;
 }
 
-fill_way fill_tune_begin(collie_request_t *req) {
-    bool start_way = req->team->tp->cells->stream;
-    fill_class *c = class_for(req);
+static fill_way begin(collie_request_t *req, int dir, bool start_way) {
+    fill_class *c = class_for(req, dir);
     if (!c)
-        return (fill_way){ start_way, false, 0 };
+        return (fill_way){ start_way, false, dir == OUT, 0 };
     if (!c->period) {   /* the class's first call */
         c->way = start_way;
-        c->trial_at = FILL_SKIP;
+        c->trial_at = FILL_SKIP + (dir == OUT ? FILL_TRIAL_CALLS : 0);
         c->period = FILL_TRIAL_FIRST;
     }
     uint64_t n = c->calls++;
@@ -90,24 +111,34 @@ fill_way fill_tune_begin(collie_request_t *req) {
         c->trial_at += c->period;
     int p = trial_position(c, n);
     if (p < 0)
-        return (fill_way){ c->way, false, 0 };
+        return (fill_way){ c->way, false, dir == OUT, 0 };
     if (p == 0)
         c->best[0] = c->best[1] = 0;
     bool other = p == 1 || p == 2;
-    return (fill_way){ other ? !c->way : c->way, true, collie_now_ns() };
+    return (fill_way){ other ? !c->way : c->way, true, dir == OUT, collie_now_ns() };
+}
+
+fill_way fill_tune_begin(collie_request_t *req) {
+    return begin(req, INTO, req->team->tp->cells->stream);
+}
+
+fill_way out_tune_begin(collie_request_t *req) {
+    const collie_transport *tp = req->team->tp;
+    return begin(req, OUT, req->args.bytes >= tp->stream_out_min);
 }
 
 static const char *way_name(int way) { return way ? "streaming stores" : "memcpy"; }
 
 /* The trial's last call is over: keep the current way or take the other. */
-static void decide(collie_request_t *req, fill_class *c) {
+static void decide(collie_request_t *req, fill_class *c, int dir) {
     int cur = c->way, other = !cur;
     bool take_other = (double)c->best[other] < FILL_SWITCH * (double)c->best[cur];
     if (take_other || !c->decided) {
         int k = collie_size_class(req->args.bytes);
-        collie_log(COLLIE_LOG_INFO, "rank %d: copies into the cells in %s of %llu B up to %llu B "
+        collie_log(COLLIE_LOG_INFO, "rank %d: copies %s the cells in %s of %llu B up to %llu B "
                    "on %d ranks: %s %.1f us, %s %.1f us (best of 2 calls each): taking %s",
-                   req->args.rank, collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
+                   req->args.rank, dir == OUT ? "out of" : "into",
+                   collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
                    req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
                    c->best[other] / 1e3, way_name(take_other ? other : cur));
     }
@@ -122,15 +153,17 @@ void fill_tune_end(collie_request_t *req, fill_way *w) {
     if (!w->timed)
         return;
     w->timed = false;
-    fill_class *c = class_for(req);
+    int dir = w->out ? OUT : INTO;
+    fill_class *c = class_for(req, dir);
     if (!c || !c->calls)
         return;
     uint64_t ns = collie_now_ns() - w->begun_ns;
-    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B through the cells took %.1f us with %s",
+    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B %s the cells took %.1f us with %s",
                req->args.rank, collie_coll_name(req->args.coll),
-               (unsigned long long)req->args.bytes, ns / 1e3, way_name(w->stream));
+               (unsigned long long)req->args.bytes, w->out ? "out of" : "through", ns / 1e3,
+               way_name(w->stream));
     if (c->best[w->stream] == 0 || ns < c->best[w->stream])
         c->best[w->stream] = ns;
     if (trial_position(c, c->calls - 1) == FILL_TRIAL_CALLS - 1 && c->best[0] && c->best[1])
-        decide(req, c);
+        decide(req, c, dir);
 }

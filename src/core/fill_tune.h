@@ -1,7 +1,8 @@
 /*
  * fill_tune.h — how this rank copies into the copy cells in a call (memcpy or streaming
- * stores), per collective and size class, from its own timed calls, tried again after
- * gaps of 128 - 2048 calls of a class (fill_tune.c).
+ * stores), and a bcast reader out of the root's cells, per collective and size class,
+ * from its own timed calls, tried again after gaps of 128 - 2048 calls of a class
+ * (fill_tune.c).
  */
 #ifndef COLLIE_FILL_TUNE_H
 #define COLLIE_FILL_TUNE_H
@@ -11,16 +12,19 @@
 
 #include "core/internal.h"
 
-/* One call's fill: the way, and (timed) when it began. */
+/* One call's copies into (or out of) the cells: the way, and (timed) when it began. */
 typedef struct fill_way {
-    bool stream;            /* this call copies into the cells with streaming stores */
+    bool stream;            /* this call copies with streaming stores */
     bool timed;             /* its time counts in a trial (fill_tune_end records it) */
+    bool out;               /* the copies out of the root's cells of a bcast reader */
     uint64_t begun_ns;
 } fill_way;
 
 /* At the start of req's steps through the cells, for a rank that fills cells in it. */
 fill_way fill_tune_begin(collie_request_t *req);
-/* req's call is over on this rank: records the time of a timed call. */
+/* The same for a bcast reader's copies out of the root's cells. */
+fill_way out_tune_begin(collie_request_t *req);
+/* req's call is over on this rank: records the time of a timed call (either direction). */
 void fill_tune_end(collie_request_t *req, fill_way *w);
 
 #endif

@@ -180,8 +180,9 @@ typedef struct collie_cells {
                                     from 256 KiB tried again in calls (core/fill_tune.c) */
 } collie_cells;
 
-/* Copies n bytes into a cell, with streaming stores or memcpy (the call's way:
- * core/fill_tune.c, starting from collie_cells.stream). */
+/* Copies n bytes into a cell (or, a bcast reader, out of the root's), with streaming
+ * stores or memcpy (the call's way: core/fill_tune.c, starting from collie_cells.stream or
+ * collie_transport.stream_out_min). */
 static inline void collie_cell_fill(bool stream, void *cell, const void *src, size_t n) {
     if (stream)
         collie_stream_copy(cell, src, n);
@@ -249,7 +250,8 @@ typedef struct collie_transport {
     uint64_t stream_out_min;     /* bcast calls of at least this many bytes: a reader's copy
                                     into its own buffer bypasses the cache (3/4 of the
                                     last-level cache, COLLIE_SHM_STREAM_OUT_MIN; UINT64_MAX:
-                                    never) */
+                                    never); through the cells only the first calls' way
+                                    when the variable is unset (core/fill_tune.c) */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;

@@ -3,7 +3,9 @@
 # cells): every call exact (the program checks), and the log shows that every rank that
 # fills cells timed calls both ways (memcpy and streaming stores) and chose one per
 # collective and size class — the bcast's readers (ranks other than the root P - 1) fill
-# none and time none.  Then COLLIE_SHM_STREAM=1 fixes the way: no call timed.
+# none; they time their copies out of the root's cells both ways instead and choose, and
+# the root times no copy out.  Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0
+# fix the ways: no call timed.
 # Usage: run_fill_tune.sh COLLIE_RUN MP_FILL_TUNE P
 set -euo pipefail
 run=$1 prog=$2 P=$3
@@ -29,7 +31,17 @@ for coll in allreduce reduce bcast allgather alltoall; do
 done
 readers=$(grep "debug: rank [0-9]*: bcast of [0-9]* B through the cells took" <<<"$log" | grep -vc "collie\[$root\]" || true)
 [ "$readers" = 0 ] || fail "bcast: ranks other than the root timed their fills"
-log=$(COLLIE_SHM_STREAM=1 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
-[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "COLLIE_SHM_STREAM=1: not every rank checked its results"
-if grep -q "through the cells took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 fixes the way, yet calls were timed"; fi
+for r in $(seq 0 $((root - 1))); do
+  for way in memcpy "streaming stores"; do
+    grep -q "collie\[$r\] debug: rank $r: bcast of [0-9]* B out of the cells took .* us with $way" <<<"$log" ||
+      fail "bcast: reader $r never timed its copies out with $way"
+  done
+  n=$(grep -c "collie\[$r\] info: rank $r: copies out of the cells in bcast of .* taking" <<<"$log" || true)
+  [ "$n" = 2 ] || fail "bcast: reader $r chose a way out for $n size classes, want 2"
+done
+if grep -q "collie\[$root\] debug: .* out of the cells took" <<<"$log"; then fail "bcast: the root timed copies out"; fi
+if grep "out of the cells took" <<<"$log" | grep -qv ": bcast of"; then fail "copies out timed in a collective other than bcast"; fi
+log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "fixed ways: not every rank checked its results"
+if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways, yet calls were timed"; fi
 echo "fill way checked at P=$P"
