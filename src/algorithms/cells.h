@@ -31,7 +31,8 @@ int cells_progress(struct collie_request *req, cells_run *c);
 int cells_all_freed(struct collie_request *req, const cells_run *c);
 /* The whole call is over on this rank (after any wait that follows cells_progress, such as
  * a bcast root's for its readers): times the way this rank copied into its cells, or a
- * bcast reader out of the root's (core/fill_tune.c).  Harmless for a call that did not take the cells (c may be NULL). */
+ * bcast reader out of the root's (core/fill_tune.c).  Harmless for a call that did not
+ * take the cells (c may be NULL). */
 void cells_finish(struct collie_request *req, cells_run *c);
 
 extern const collie_algo_driver collie_cells_driver;
