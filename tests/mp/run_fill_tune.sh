@@ -14,31 +14,29 @@ run=$1 prog=$2 P=$3
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: streaming stores only on x86-64"; exit 77; }
 export COLLIE_SHM_KERNEL_MIN=0
 log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 2>&1) || { echo "$log" | tail -40; exit 1; }
-fail() { echo "FAIL: $*"; echo "$log" | grep -E "through the cells took|taking|exact" | tail -60; exit 1; }
+fail() { echo "FAIL: $*"; echo "$log" | grep -E "the cells took|taking|exact" | tail -60; exit 1; }
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "not every rank checked its results"
 root=$((P - 1))
+# timed_both RANK COLL DIRECTION: RANK timed calls of COLL both ways and chose a way for
+# both size classes; DIRECTION is "into" (its fills) or "out of" (a bcast reader's copies).
+timed_both() {
+  local r=$1 coll=$2 dir=$3 phrase=through way n
+  [ "$dir" = "out of" ] && phrase="out of"
+  for way in memcpy "streaming stores"; do
+    grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B $phrase the cells took .* us with $way" <<<"$log" ||
+      fail "$coll: rank $r never timed its copies $dir the cells with $way"
+  done
+  n=$(grep -c "collie\[$r\] info: rank $r: copies $dir the cells in $coll of .* taking" <<<"$log" || true)
+  [ "$n" = 2 ] || fail "$coll: rank $r chose a way $dir the cells for $n size classes, want 2"
+}
 for coll in allreduce reduce bcast allgather alltoall; do
   ranks=$(seq 0 $root)
   [ $coll = bcast ] && ranks=$root
-  for r in $ranks; do
-    for way in memcpy "streaming stores"; do
-      grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B through the cells took .* us with $way" <<<"$log" ||
-        fail "$coll: rank $r never timed a call with $way"
-    done
-    n=$(grep -c "collie\[$r\] info: rank $r: copies into the cells in $coll of .* taking" <<<"$log" || true)
-    [ "$n" = 2 ] || fail "$coll: rank $r chose a way for $n size classes, want 2"
-  done
+  for r in $ranks; do timed_both "$r" $coll into; done
 done
 readers=$(grep "debug: rank [0-9]*: bcast of [0-9]* B through the cells took" <<<"$log" | grep -vc "collie\[$root\]" || true)
 [ "$readers" = 0 ] || fail "bcast: ranks other than the root timed their fills"
-for r in $(seq 0 $((root - 1))); do
-  for way in memcpy "streaming stores"; do
-    grep -q "collie\[$r\] debug: rank $r: bcast of [0-9]* B out of the cells took .* us with $way" <<<"$log" ||
-      fail "bcast: reader $r never timed its copies out with $way"
-  done
-  n=$(grep -c "collie\[$r\] info: rank $r: copies out of the cells in bcast of .* taking" <<<"$log" || true)
-  [ "$n" = 2 ] || fail "bcast: reader $r chose a way out for $n size classes, want 2"
-done
+for r in $(seq 0 $((root - 1))); do timed_both "$r" bcast "out of"; done
 if grep -q "collie\[$root\] debug: .* out of the cells took" <<<"$log"; then fail "bcast: the root timed copies out"; fi
 if grep "out of the cells took" <<<"$log" | grep -qv ": bcast of"; then fail "copies out timed in a collective other than bcast"; fi
 log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
