@@ -35,15 +35,14 @@
  * timed from its first step to its end; the root's fill does not change within a reader's
  * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 6-9 of a class,
  * then 128 or more later, where the fill's are calls 2-5).  The first calls' way is the
- * fixed rule of COLLIE_SHM_STREAM_OUT_MIN (default 3/4 of the last-level cache, which a
- * VM may report as its host's whole L3: 256 MiB on session 37's VM).  bcast 8 MiB at
- * P = 2 with fresh data through the cells, streaming out against memcpy: 520-620 against
- * 1,015-1,030 us on session 36's VM (2026-12-02, 32 MiB L3, so the rule said memcpy);
- * median 2,565 against 3,247 us on session 37's, the trial 2,107; on the VM of 2026-11-27
- * streaming lost 1.21-1.62x at 8 MiB.  What
- * the trial cannot see: a streaming store leaves the result in memory, not in the cache,
- * so a program that reads the broadcast data at once pays for that read; from 1 MiB (twice
- * this machine's L2) much of it would have left the core's caches anyway.
+ * fixed rule of COLLIE_SHM_STREAM_OUT_MIN (default 3/4 of the last-level cache: 24 MiB on
+ * the VMs below, all with 32 MiB of L3).  bcast 8 MiB at P = 2 with fresh data through
+ * the cells, streaming out against memcpy: 520-620 against 1,015-1,030 us on session 36's
+ * VM (2026-12-02); medians 2,565 against 3,247 us on session 37's, the trial 2,107; on
+ * the VM of 2026-11-27 streaming lost 1.21-1.62x.  What the trial cannot see: a streaming
+ * store leaves the result in memory, not in the cache, so a program that reads the
+ * broadcast data at once pays for that read; from 1 MiB (the size of an L2 or twice it on
+ * these VMs) much of it would have left the core's caches anyway.
  * COLLIE_SHM_STREAM_OUT_MIN set fixes the rule instead (no trials).
  */
 #include <stdlib.h>
