@@ -33,6 +33,11 @@ typedef struct cache_entry {
 static cache_entry cache[CACHE_SLOTS];
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The classes whose predictions COLLIE_LOG=debug printed (once per class: simulating every
+ * algorithm at every call made a debug run 40x slower; the same table's shape as cache). */
+static class_key logged[CACHE_SLOTS];
+static bool logged_used[CACHE_SLOTS];
+
 static int bytes_bucket(uint64_t bytes) {
     int b = 0;
     for (; bytes; bytes >>= 1)
@@ -130,10 +135,25 @@ const collie_algorithm *collie_select_by_model(const collie_coll_args *a, const 
 void collie_select_model_reset(void) {
     pthread_mutex_lock(&cache_lock);
     memset(cache, 0, sizeof cache);
+    memset(logged_used, 0, sizeof logged_used);
     pthread_mutex_unlock(&cache_lock);
 }
 
+/* Marks a's class as logged; false when it was already. */
+static bool first_log_of_class(const collie_coll_args *a) {
+    class_key k = key_of(a);
+    unsigned slot = key_hash(&k);
+    pthread_mutex_lock(&cache_lock);
+    bool first = !logged_used[slot] || !same_key(&logged[slot], &k);
+    logged[slot] = k;
+    logged_used[slot] = true;
+    pthread_mutex_unlock(&cache_lock);
+    return first;
+}
+
 void collie_select_log_costs(const collie_coll_args *a, const sim_model *m) {
+    if (!first_log_of_class(a))
+        return;
     char line[1024] = "";
     const char *why = NULL;
     collie_coll_args r = representative(a);

@@ -15,7 +15,8 @@
 const collie_algorithm *collie_select_by_model(const collie_coll_args *a, const sim_model *m);
 /* Forgets every cached ranking (the model changed). */
 void collie_select_model_reset(void);
-/* Logs (COLLIE_LOG=debug) the predicted time of every algorithm accepting the call. */
+/* Logs (COLLIE_LOG=debug) the predicted time of every algorithm accepting the call, once
+ * per call class (until collie_select_model_reset). */
 void collie_select_log_costs(const collie_coll_args *a, const sim_model *m);
 
 #endif

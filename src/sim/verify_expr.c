@@ -197,16 +197,24 @@ const char *sym_expr_problem(const sym_store *st, uint32_t id, size_t e, int P,
         return "is missing";
     }
     size_t cap = (size_t)P * 4 + 8;
-    uint32_t *lv = sym_xcalloc(cap, sizeof *lv);
-    uint8_t *seen = sym_xcalloc((size_t)P, 1);
+    uint32_t lv_small[4 * 64 + 8];      /* on the stack up to P = 64 (the sweep's sizes) */
+    uint8_t seen_small[64];
+    bool small = P <= 64;
+    uint32_t *lv = small ? lv_small : sym_xcalloc(cap, sizeof *lv);
+    uint8_t *seen = small ? memset(seen_small, 0, (size_t)P) : sym_xcalloc((size_t)P, 1);
     size_t n = leaves(st, id, lv, cap, 0), at = 0;
     int missing = -1;
     const char *problem = n > cap ? "has too many leaves"
                                   : leaf_problem(st, lv, n, e, P, commutative, idempotent, seen,
                                                  &at, &missing);
-    int len = problem && missing >= 0 ? snprintf(desc, descsz, " (rank %d)", missing) : 0;
-    describe(st, lv, n, cap, at, desc + len, descsz - (size_t)len);
-    free(lv);
-    free(seen);
+    desc[0] = '\0';
+    if (problem) {                      /* described only when wrong: the sweep's hot path */
+        int len = missing >= 0 ? snprintf(desc, descsz, " (rank %d)", missing) : 0;
+        describe(st, lv, n, cap, at, desc + len, descsz - (size_t)len);
+    }
+    if (!small) {
+        free(lv);
+        free(seen);
+    }
     return problem;
 }

@@ -6,10 +6,15 @@
 # OK with different results or hang.  An algorithm that declines a call hands it to
 # `auto`, which is then what is tried.
 #
-#   run_mismatch_algos.sh CR MP_MISMATCH MP_COLLECTIVES P
-#   (MP_COLLECTIVES --list-algorithms COLL names the registered algorithms)
+#   run_mismatch_algos.sh CR MP_MISMATCH MP_COLLECTIVES P [--long-only]
+#   (MP_COLLECTIVES --list-algorithms COLL names the registered algorithms; --long-only:
+#   run only when COLLIE_LONG_TESTS=1, else exit 77, ctest's "skipped")
 set -u
 run="$1" prog="$2" lister="$3" p="$4"
+if [ "${5:-}" = --long-only ] && [ "${COLLIE_LONG_TESTS:-0}" != 1 ]; then
+    echo "skipped: set COLLIE_LONG_TESTS=1 to run"
+    exit 77
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 declare -A modes=(
     [allreduce]="op dtype"
