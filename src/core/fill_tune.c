@@ -17,24 +17,27 @@
  * How: every rank that fills cells in a call decides for itself (the readers copy out
  * whatever way the cells were filled, so no agreement is needed).  Per
  * collective and size class (the power of two at or below the call's bytes, from
- * FILL_TUNE_MIN), after FILL_SKIP untimed calls, a trial of four calls: the current way,
- * the other, the other, the current (a trend that is still settling favours neither),
- * each timed from the start of its steps through the cells to the end of the call on this
- * rank (a bcast root's end includes its readers' copies).  The other way is taken when
- * its best took less than FILL_SWITCH of the current's best; then the chosen way runs
- * until the next trial, FILL_TRIAL_FIRST calls after this one began, and the gap doubles
- * after every trial that kept the way, up to FILL_TRIAL_MAX (back to FILL_TRIAL_FIRST
- * after a switch).  Every rank counts the same calls, so trials fall on the same calls on
- * every rank.  Cost: two calls per gap go the other way — measured with a fixed gap of
- * 128: allreduce 2 MiB at P = 2 83.4-87.4 us against 81.9-83.4 with the way fixed
- * (COLLIE_SHM_STREAM=0), so the gap grows while the machine stays in one state.
+ * FILL_TUNE_MIN), after FILL_SKIP untimed calls, a trial of six calls: current, other,
+ * other, current, other, current (a trend that is still settling favours neither), each
+ * timed from the start of its steps through the cells to the end of the call on this rank
+ * (a bcast root's end includes its readers' copies).  The other way is taken when its
+ * best of 3 took less than FILL_SWITCH of the current's; then the chosen way runs until
+ * the next trial, FILL_TRIAL_FIRST calls after this one began.  The gap doubles after
+ * every trial that kept the way by a clear margin (the slower way's best at least 1 /
+ * FILL_CLEAR of the faster's), up to FILL_TRIAL_MAX; after a switch or a close call it
+ * stays FILL_TRIAL_FIRST (with best of 2 per way, session 37's VM kept the slower way for
+ * whole benchmarks: a noisy minute decided, and the gap then grew).  Every rank counts the
+ * same calls, so trials fall on the same calls on every rank.  Cost: three calls per gap
+ * go the other way (measured with two and a fixed gap of 128: allreduce 2 MiB at P = 2
+ * 83.4-87.4 us against 81.9-83.4 with the way fixed, COLLIE_SHM_STREAM=0), so the gap
+ * grows while the machine stays in one state.
  * COLLIE_SHM_STREAM=0 or 1 fixes the way instead (no trials).
  *
  * The other direction: a bcast reader's copies out of the root's cells into its own
  * buffer, from OUT_TUNE_MIN, tried the same way by every reader for itself (its call
  * timed from its first step to its end; the root's fill does not change within a reader's
- * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 6-9 of a class,
- * then 128 or more later, where the fill's are calls 2-5).  The first calls' way is the
+ * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 8-13 of a
+ * class, then 128 or more later, where the fill's are calls 2-7).  The first calls' way is the
  * fixed rule of COLLIE_SHM_STREAM_OUT_MIN (default 3/4 of the last-level cache: 24 MiB on
  * the VMs below, all with 32 MiB of L3).  bcast 8 MiB at P = 2 with fresh data through
  * the cells, streaming out against memcpy: 520-620 against 1,015-1,030 us on session 36's
@@ -53,10 +56,11 @@
 #define FILL_TUNE_MIN (256u * 1024u)
 #define OUT_TUNE_MIN (1024u * 1024u)
 #define FILL_SKIP 2
-#define FILL_TRIAL_CALLS 4
+#define FILL_TRIAL_CALLS 6
 #define FILL_TRIAL_FIRST 128
 #define FILL_TRIAL_MAX 2048
 #define FILL_SWITCH 0.9
+#define FILL_CLEAR 0.8          /* a decision is clear when the slower way's best is below */
 #define FILL_CLASSES 64
 
 typedef struct fill_class {
@@ -115,7 +119,7 @@ static fill_way begin(collie_request_t *req, int dir, bool start_way) {
         return (fill_way){ c->way, false, dir == OUT, 0 };
     if (p == 0)
         c->best[0] = c->best[1] = 0;
-    bool other = p == 1 || p == 2;
+    bool other = p == 1 || p == 2 || p == 4;     /* current, other ×2, current, other, current */
     return (fill_way){ other ? !c->way : c->way, true, dir == OUT, collie_now_ns() };
 }
 
@@ -137,7 +141,7 @@ static void decide(collie_request_t *req, fill_class *c, int dir) {
     if (take_other || !c->decided) {
         int k = collie_size_class(req->args.bytes);
         collie_log(COLLIE_LOG_INFO, "rank %d: copies %s the cells in %s of %llu B up to %llu B "
-                   "on %d ranks: %s %.1f us, %s %.1f us (best of 2 calls each): taking %s",
+                   "on %d ranks: %s %.1f us, %s %.1f us (best of 3 calls each): taking %s",
                    req->args.rank, dir == OUT ? "out of" : "into",
                    collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
                    req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
@@ -146,8 +150,12 @@ static void decide(collie_request_t *req, fill_class *c, int dir) {
     c->decided = true;
     if (take_other)
         c->way = other;
-    c->period = take_other ? FILL_TRIAL_FIRST
-                           : (c->period * 2 < FILL_TRIAL_MAX ? c->period * 2 : FILL_TRIAL_MAX);
+    uint64_t fast = c->best[cur] < c->best[other] ? c->best[cur] : c->best[other];
+    uint64_t slow = c->best[cur] < c->best[other] ? c->best[other] : c->best[cur];
+    bool clear = (double)fast < FILL_CLEAR * (double)slow;
+    c->period = take_other || !clear
+                    ? FILL_TRIAL_FIRST
+                    : (c->period * 2 < FILL_TRIAL_MAX ? c->period * 2 : FILL_TRIAL_MAX);
 }
 
 void fill_tune_end(collie_request_t *req, fill_way *w) {
