@@ -6,7 +6,7 @@
 # a non-root that went on to its next call had replaced its board post, which the root
 # read as another call) and the checked call must be exact.  Can only fail, not prove the
 # absence of a race: before the fix it failed in about 1 of 4 reduce loops here.  One round
-# (2 reduce loops, ~60 s) in the suite; three with COLLIE_LONG_TESTS=1.
+# (2 reduce loops, 60-80 s here) in the suite; three with COLLIE_LONG_TESTS=1.
 # Usage: run_loaded.sh COLLIE_RUN COLLIE_BENCH
 set -euo pipefail
 run=$1 bench=$2
