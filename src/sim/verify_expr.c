@@ -46,16 +46,23 @@ static bool node_is(const sym_store *st, const sym_node *x, uint64_t h, const ui
     return memcmp(st->kids + x->first, kids, n * sizeof *kids) == 0;
 }
 
+/* A table slot: the high half of the hash (compared before the node is read: a probe
+ * past other nodes then touches only the table) above the node's id. */
+static uint64_t slot_of(uint64_t h, uint32_t id) {
+    return (h & 0xffffffff00000000ull) | id;
+}
+
 static void rehash(sym_store *st) {
     size_t cap = st->tabcap ? st->tabcap * 2 : 1024;
     free(st->tab);
     st->tab = sym_xcalloc(cap, sizeof *st->tab);
     st->tabcap = cap;
     for (uint32_t id = 1; id < st->nnodes; id++) {
-        size_t i = st->nodes[id].hash & (cap - 1);
+        uint64_t h = st->nodes[id].hash;
+        size_t i = h & (cap - 1);
         while (st->tab[i])
             i = (i + 1) & (cap - 1);
-        st->tab[i] = id;
+        st->tab[i] = slot_of(h, id);
     }
 }
 
@@ -110,11 +117,14 @@ static uint32_t intern(sym_store *st, const uint32_t *kids, uint32_t n, int32_t 
         rehash(st);
     uint64_t h = key_hash(kids, n, rank, elem);
     size_t mask = st->tabcap - 1, i = h & mask;
-    for (; st->tab[i]; i = (i + 1) & mask)
-        if (node_is(st, &st->nodes[st->tab[i]], h, kids, n, rank, elem))
-            return st->tab[i];
+    uint64_t tag = slot_of(h, 0);
+    for (; st->tab[i]; i = (i + 1) & mask) {
+        uint32_t id = (uint32_t)st->tab[i];
+        if (slot_of(st->tab[i], 0) == tag && node_is(st, &st->nodes[id], h, kids, n, rank, elem))
+            return id;
+    }
     uint32_t id = append(st, h, kids, n, rank, elem);
-    st->tab[i] = id;
+    st->tab[i] = slot_of(h, id);
     return id;
 }
 

@@ -31,7 +31,8 @@ typedef struct sym_store {
     uint32_t nnodes, capnodes;
     uint32_t *kids;
     size_t nkids, capkids;
-    uint32_t *tab;          /* open addressing over node ids; 0 = empty */
+    uint64_t *tab;          /* open addressing: the high half of a node's hash above its
+                               id (probes skip other nodes unread); 0 = empty */
     size_t tabcap;
 } sym_store;
 
