@@ -118,9 +118,13 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     c->begun = true;
     c->marked_done = false;
     c->root_reduced = false;
-    bool fills = req->args.coll != COLL_BCAST || req->args.rank == req->args.root;
+    int k = req->args.coll;
+    bool fills = k != COLL_BCAST || req->args.rank == req->args.root;
+    /* copies out of other ranks' cells into this rank's RECV: a bcast reader's, and every
+     * rank's in allgather and alltoall (the reductions reduce out of the cells instead) */
+    bool copies_out = !fills || k == COLL_ALLGATHER || k == COLL_ALLTOALL;
     c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, false, 0 };
-    c->out = fills ? (fill_way){ false, false, true, 0 } : out_tune_begin(req);
+    c->out = copies_out ? out_tune_begin(req) : (fill_way){ false, false, true, 0 };
 }
 
 void cells_finish(collie_request_t *req, cells_run *c) {

@@ -191,7 +191,8 @@ static void copy_out(collie_request_t *req, const cells_run *c, uint64_t t) {
         collie_coll_block(a, SBUF_RECV, q, &off, &len);
         piece(c, c->next_out, len, &at, &n);
         if (n)
-            memcpy((char *)req->buf[SBUF_RECV] + off + at, collie_cell(cl, q, t) + part, n);
+            collie_cell_fill(c->out.stream, (char *)req->buf[SBUF_RECV] + off + at,
+                             collie_cell(cl, q, t) + part, n);
     }
 }
 

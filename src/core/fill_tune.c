@@ -34,7 +34,10 @@
  * COLLIE_SHM_STREAM=0 or 1 fixes the way instead (no trials).
  *
  * The other direction: a bcast reader's copies out of the root's cells into its own
- * buffer, from OUT_TUNE_MIN, tried the same way by every reader for itself (its call
+ * buffer (and every rank's copies out of the other ranks' cells in allgather and alltoall,
+ * whose fill trial is the same calls 2-7 before it; the rule's size there is the bytes a
+ * rank copies out, P - 1 blocks), from OUT_TUNE_MIN bytes per block, tried the same way by
+ * every reader for itself (its call
  * timed from its first step to its end; the root's fill does not change within a reader's
  * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 8-13 of a
  * class, then 128 or more later, where the fill's are calls 2-7).  The first calls' way is the
@@ -129,7 +132,11 @@ fill_way fill_tune_begin(collie_request_t *req) {
 
 fill_way out_tune_begin(collie_request_t *req) {
     const collie_transport *tp = req->team->tp;
-    return begin(req, OUT, req->args.bytes >= tp->stream_out_min);
+    /* the rule's size: what this rank copies out (allgather, alltoall: a block per peer) */
+    uint64_t out = req->args.bytes;
+    if (req->args.coll != COLL_BCAST)
+        out *= (uint64_t)(req->args.size - 1);
+    return begin(req, OUT, out >= tp->stream_out_min);
 }
 
 static const char *way_name(int way) { return way ? "streaming stores" : "memcpy"; }

@@ -1,6 +1,7 @@
 /*
  * fill_tune.h — how this rank copies into the copy cells in a call (memcpy or streaming
- * stores), and a bcast reader out of the root's cells, per collective and size class,
+ * stores), and out of other ranks' cells (a bcast reader; every rank of allgather and
+ * alltoall), per collective and size class,
  * from its own timed calls, tried again after gaps of 128 - 2048 calls of a class
  * (fill_tune.c).
  */
@@ -16,13 +17,14 @@
 typedef struct fill_way {
     bool stream;            /* this call copies with streaming stores */
     bool timed;             /* its time counts in a trial (fill_tune_end records it) */
-    bool out;               /* the copies out of the root's cells of a bcast reader */
+    bool out;               /* the copies out of other ranks' cells */
     uint64_t begun_ns;
 } fill_way;
 
 /* At the start of req's steps through the cells, for a rank that fills cells in it. */
 fill_way fill_tune_begin(collie_request_t *req);
-/* The same for a bcast reader's copies out of the root's cells. */
+/* The same for a rank's copies out of other ranks' cells (a bcast reader; allgather,
+ * alltoall). */
 fill_way out_tune_begin(collie_request_t *req);
 /* req's call is over on this rank: records the time of a timed call (either direction). */
 void fill_tune_end(collie_request_t *req, fill_way *w);

@@ -4,8 +4,9 @@
 # fills cells timed calls both ways (memcpy and streaming stores) and chose one per
 # collective and size class — the bcast's readers (ranks other than the root P - 1) fill
 # none; they time their copies out of the root's cells both ways instead and choose, and
-# the root times no copy out.  Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0
-# fix the ways: no call timed.
+# the root times no copy out.  In allgather and alltoall every rank does both: it fills
+# its cells and copies the others' out; the reductions copy nothing out (they reduce).
+# Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways: no call timed.
 # Usage: run_fill_tune.sh COLLIE_RUN MP_FILL_TUNE P
 set -euo pipefail
 run=$1 prog=$2 P=$3
@@ -37,8 +38,13 @@ done
 readers=$(grep "debug: rank [0-9]*: bcast of [0-9]* B through the cells took" <<<"$log" | grep -vc "collie\[$root\]" || true)
 [ "$readers" = 0 ] || fail "bcast: ranks other than the root timed their fills"
 for r in $(seq 0 $((root - 1))); do timed_both "$r" bcast "out of"; done
-if grep -q "collie\[$root\] debug: .* out of the cells took" <<<"$log"; then fail "bcast: the root timed copies out"; fi
-if grep "out of the cells took" <<<"$log" | grep -qv ": bcast of"; then fail "copies out timed in a collective other than bcast"; fi
+for coll in allgather alltoall; do
+  for r in $(seq 0 $root); do timed_both "$r" $coll "out of"; done
+done
+if grep -q "collie\[$root\] debug: rank $root: bcast of .* out of the cells took" <<<"$log"; then fail "bcast: the root timed copies out"; fi
+if grep "out of the cells took" <<<"$log" | grep -qvE ": (bcast|allgather|alltoall) of"; then
+  fail "copies out timed in a reduction (they reduce out of the cells, copying nothing)"
+fi
 log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "fixed ways: not every rank checked its results"
 if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways, yet calls were timed"; fi
