@@ -17,7 +17,7 @@
  * Measured (2026-11-29, AMD EPYC VM, 1 MiB of L2 per core, 64 KiB): RING 1 memcpy writer
  * 7.4-8.9 µs, reader 1.9; non-temporal writer 2.3, reader 4.1-5.6; RING 32 (2 MiB) memcpy
  * writer 2.2-2.3, reader 1.6-2.0 (an hour earlier, in another state of the VM, 5.6 for the
- * writer).  docs/performance.md, "Overwriting what the other core has just read".
+ * writer).  docs/measurements.md, "Overwriting what the other core has just read".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -8,7 +8,7 @@
  *   f_β — large bcast, binomial, alternating roots;
  *   γ, copy — collie_reduce_n (2 sources, float64 sum) and memcpy on large buffers.
  * Each figure is the best mean of a few timed batches (rank 0's clock; the loops are
- * synchronising).  f_β is kept within Rabenseifner's 0.5 … 1 (see docs/performance.md:
+ * synchronising).  f_β is kept within Rabenseifner's 0.5 … 1 (see docs/measurements.md:
  * the recursive-doubling estimate of β also carries memory traffic the model does not).
  * `--rules` also measures every algorithm of allreduce (or of the collectives given with
  * --coll) at a list of sizes and writes first-match rules for this team size

@@ -14,7 +14,7 @@
 
 /* Where the single copy (process_vm_readv) may carry a message: from direct_min in any call;
  * from direct_mid_min in calls up to direct_mid_max_call only when the call does not reduce.  Measured at P = 2
- * with the input rewritten before every call (collie-bench --fresh-data, docs/performance.md):
+ * with the input rewritten before every call (collie-bench --fresh-data, docs/measurements.md):
  * the kernel copy of a peer's just-written input made allreduce and reduce 1.2-1.6x slower
  * than the two copies through the slots from 32 to 128 KiB (it only won with the same input
  * reused, whose lines stay cached on the reader); a bcast's or gather's is even or faster.

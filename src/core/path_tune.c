@@ -14,7 +14,7 @@
  * Why timed calls: which way is faster depends on the machine (how fast process_vm_readv
  * runs against a copy between cores), on the collective, on the number of ranks per core
  * and on whether the program writes new data before each call; measured on one 2-core
- * machine (docs/performance.md) the kernel copy took 0.55-0.79 of the user-space path's
+ * machine (docs/measurements.md) the kernel copy took 0.55-0.79 of the user-space path's
  * time for allreduce at P = 2 from 128 KiB to 512 KiB, but 1.3-1.6 for reduce with fresh
  * data and 1.3-2.4 for anything from 512 KiB at P = 4.  A copy of one process's own memory
  * at start-up (what collie measured before) does not see the copy between cores and chose

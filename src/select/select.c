@@ -5,7 +5,7 @@
  *      algorithm accepts it (its params are passed to the builder);
  *   2. when the tuning file gives model parameters: the cost model (select_model.c, the
  *      simulator's predicted time, cached per call class);
- *   3. else the built-in rules below, measured on this machine (docs/performance.md);
+ *   3. else the built-in rules below, measured on this machine (docs/measurements.md);
  *   4. the first algorithm of the registry that accepts the call.
  */
 #include <stdint.h>
@@ -115,7 +115,7 @@ static const collie_algorithm *try_name(const collie_coll_args *a, const char *n
 }
 
 /* Provisional rules, from bench/fastest.sh and bench/auto_quality.sh on a 2-core machine
- * (docs/performance.md), for allreduce with P > 8 from the simulator:
+ * (docs/measurements.md), for allreduce with P > 8 from the simulator:
  * the first rule whose team size and message size match gives a list of algorithms to try
  * in order; the first that accepts the call wins. */
 typedef struct rule {
@@ -129,7 +129,7 @@ typedef struct rule {
 #define ALL_BYTES UINT64_MAX
 static const rule rules[] = {
     { COLL_ALLREDUCE, 2, 2, 4096, { "recursive_doubling", "flat" } },
-    /* direct_segments (single copy; declines without it), docs/performance.md: from 16 KiB
+    /* direct_segments (single copy; declines without it), docs/measurements.md: from 16 KiB
      * at P = 2, above 256 KiB at P = 3..8 (auto_quality.sh, session 4: at 512 KiB it beat
      * binary_blocks in all 9 turns at P = 3, 4, 8; at 128 KiB it did not) */
     { COLL_ALLREDUCE, 2, 2, 8192, { "flat", "recursive_doubling" } },
@@ -160,7 +160,7 @@ static const rule rules[] = {
      * on shared cores every rank of a tree level must be scheduled in turn, flat needs none */
     { COLL_REDUCE, 3, 8, 4096, { "flat", "binomial" } },
     { COLL_REDUCE, ANY_P, 4096, { "binary_tree", "flat", "binomial" } },
-    /* direct_segments (declines without single copy), docs/performance.md: from 16 KiB at
+    /* direct_segments (declines without single copy), docs/measurements.md: from 16 KiB at
      * P = 2, from 1 MiB at P = 3, from 256 KiB at P = 4..8 */
     { COLL_REDUCE, 2, 2, 8192, { "flat", "binomial" } },
     { COLL_REDUCE, 3, 3, 262144, { "flat", "binomial" } },
@@ -215,14 +215,14 @@ static const rule rules[] = {
      * AMD EPYC VM, the same in turn, 10 rounds): 3.50-3.79 against 3.57-4.25 (flat faster
      * in 8); bcast, reduce and allreduce of 8 B-4 KiB after it the same or faster.  P = 4
      * dissemination (the same day, 4 rounds): 3.36-4.65 against flat's 3.76-5.82.
-     * Above 8 ranks the log rounds (collie-sim predict); P = 2 see docs/performance.md,
+     * Above 8 ranks the log rounds (collie-sim predict); P = 2 see docs/measurements.md,
      * "The barrier's exit order and small bcasts". */
     { COLL_BARRIER, 3, 3, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, 5, 8, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
     /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
      * P <= 8 from collie-bench --algo all,auto interleaved at P = 2, 3, 4, malloc and
-     * collie_alloc buffers (docs/performance.md, "allgather … exscan"): the one-round
+     * collie_alloc buffers (docs/measurements.md, "allgather … exscan"): the one-round
      * flat/linear algorithms win or tie up to 512 KiB; above, `direct` (peers' buffers
      * read in place: mapped, else the kernel copy) won or tied with both kinds of buffer
      * (alltoall P = 4, 2 MiB: 0.71-0.79 of flat's time); the log-round algorithms lost

@@ -13,7 +13,7 @@
  * Why a ring larger than a call's window: short calls follow one another round the whole
  * ring, so a cell is written again only after the readers' copies of it left their
  * private caches; overwriting lines that another core has just read costs the writer
- * 3-4x a plain copy on the AMD EPYC VM (bench/overwrite_floor, docs/performance.md).
+ * 3-4x a plain copy on the AMD EPYC VM (bench/overwrite_floor, docs/measurements.md).
  * Measured at P = 2, allreduce 128 KiB through the cells, reused data: on the VM where
  * that overwrite cost 7.4-8.9 us per 64 KiB (2026-11-28) 8.4-10.5 us with 32 cells against
  * 15.6-24 with 8 (Intel MPI 8.7-15.7); on the VM of 2026-11-29, where it cost 0.7, the
@@ -122,7 +122,7 @@ uint64_t collie_shm_kernel_min(int size) {
 
 /* Measured (2026-11-27, AMD EPYC VM, 32 MiB L3; bcast through the cells with memcpy or
  * streaming stores out of them, P = 2, 3, 4, 8, 8-64 MiB, reused and fresh data, 2
- * rounds; docs/performance.md): at 32 and 64 MiB streaming took 0.46-0.93 of memcpy's
+ * rounds; docs/measurements.md): at 32 and 64 MiB streaming took 0.46-0.93 of memcpy's
  * time (0.80-1.01 at P = 2 with fresh data); at 8 MiB 1.21-1.62 with fresh data; 16 MiB
  * mixed (0.67-1.15).  So from 3/4 of the last-level cache, where one memcpy would stream
  * by itself. */

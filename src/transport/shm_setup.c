@@ -65,7 +65,7 @@ int collie_shm_count_cpus(void) {
 }
 
 /* Messages from 256 KiB go single-copy in every call.  In calls up to 1 MiB, messages from
- * 32 KiB do too when every rank has a core: measured at P = 2 (docs/performance.md),
+ * 32 KiB do too when every rank has a core: measured at P = 2 (docs/measurements.md),
  * 64 KiB bcast 7.9 -> 2.9 us, 1 MiB 98 -> 68 us (reductions: not in the mid range, see
  * use_direct in core/executor_impl.h).
  * Not above 1 MiB (the pipeline segments of chain and ring_pipelined would each wait for
@@ -367,7 +367,7 @@ static int agree(const collie_shm_config *cfg, int st, const char *step) {
 /* The default slot geometry (rank 0 decides; the others read it from the header).  When
  * every rank has a core and the team is small: 32 slots of 8 KiB per channel (256 KiB).
  * Measured at P = 2 (2026-11-25, collie-bench 1 KiB-256 KiB, --barrier-each,
- * --release-each and back-to-back, 3 rounds; docs/performance.md): against 8 slots of
+ * --release-each and back-to-back, 3 rounds; docs/measurements.md): against 8 slots of
  * 16 KiB, allreduce 16 KiB 0.72-0.77 of the time, 1-4 KiB 0.85-0.9, reduce 64 KiB 0.73,
  * bcast, allgather, alltoall 16 KiB 0.7-0.75; equal from 256 KiB.  The number of slots
  * made the difference (8 of 8 KiB was no faster than 8 of 16 KiB).  With more ranks than
