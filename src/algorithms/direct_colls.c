@@ -163,6 +163,22 @@ static void post(collie_request_t *req, colls_state *d) {
     direct_post(req, in, send, req->buf[SBUF_RECV], recv);
 }
 
+/* alltoall with more ranks than cores, some buffer not mapped: the copy cells, without
+ * timing the kernel copy against them.  There one timed call per block and way is mostly
+ * which rank the scheduler ran, and the trial's calls through the cells are also the
+ * copy-way trials' (fill_tune.c), so it took the kernel copy where the cells were faster:
+ * measured (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall --barrier-each
+ * [--fresh-data], 2 rounds, slowest rank's µs, the trial against COLLIE_SHM_KERNEL_MIN=0)
+ * P = 3 fresh 1 / 4 MiB blocks 643-634 / 3840-4114 against 536-534 / 3082-3333, P = 4
+ * fresh 4 MiB 6529-6580 against 5633-5849, reused 0.95-0.99 of the trial's time; the
+ * cells by themselves at P = 3, 2 / 8 MiB fresh 1411-1525 / 7083-7637 against `direct`'s
+ * 1670-1950 / 8352-9087.  Only while the way is timed (COLLIE_SHM_KERNEL_MIN unset).
+ * The same answer on every rank (cores and ranks are the same). */
+static bool cells_without_trial(const collie_request_t *req, const colls_state *d) {
+    return req->args.coll == COLL_ALLTOALL && req->team->tp->oversubscribed && d->cells &&
+           path_tune_on(req);
+}
+
 /* Does some rank read through the kernel (its posted memory is not registered)?  And is
  * the slots' way the one chosen for such calls then?  With all memory mapped, from
  * PATH_MAPPED_TRIAL_MIN bytes per block, has rank 0 chosen the copy cells instead?  The
@@ -175,6 +191,8 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
             unmapped = true;
     if (!tp->cells || (!unmapped && !(d->cells && path_tune_mapped_trial(req))))
         return false;
+    if (unmapped && cells_without_trial(req, d))
+        return true;
     if (!path_tune_on(req))
         return d->total < tp->cells->kernel_min;
     const collie_board_entry *e = &tp->board[path_tune_decider(req)];

@@ -263,8 +263,9 @@ static const rule rules[] = {
      * 128 KiB-2 MiB per block, malloc buffers, 2 rounds at the deciding sizes, 5-8 ranks on
      * 2 cores): reduce_scatter direct took 0.70-1.09 (mostly 0.8-0.96) of flat's time from
      * 256 KiB and 1.45-1.59 at 128 KiB; alltoall direct 0.95-1.31 (mostly 1.1-1.25) of flat's
-     * from 256 KiB, also with collie_alloc buffers (1.09-1.20 at P = 5, 8); allgather mixed
-     * (0.89-1.31), its P <= 4 rule kept */
+     * from 256 KiB, also with collie_alloc buffers (1.09-1.20 at P = 5, 8: its way for
+     * malloc buffers was the slots then; from 1 MiB it now wins, see alltoall below);
+     * allgather mixed (0.89-1.31), its P <= 4 rule kept */
     /* P = 2..4 from 256 KiB `direct` (session 15, AMD EPYC VM, collie-bench --algo flat /
      * direct --barrier-each [--fresh-data], 128 KiB-1 MiB, malloc buffers): flat's messages
      * from 256 KiB take the kernel copy (a reduction's receivers combine in step, so its
@@ -301,8 +302,19 @@ static const rule rules[] = {
     { COLL_ALLTOALL, 2, 2, 4096, { "flat" } },
     { COLL_ALLTOALL, 2, 2, 32 << 10, { "cells", "flat" } },
     { COLL_ALLTOALL, 3, 4, 512 << 10, { "flat" } },
-    { COLL_ALLTOALL, 2, 4, ALL_BYTES, { "direct", "cells", "flat" } },
-    { COLL_ALLTOALL, 5, 8, ALL_BYTES, { "flat" } },
+    /* P = 5..8 from 1 MiB `direct` (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
+     * --algo direct / flat / cells --barrier-each [--fresh-data] [--collie-alloc], 2
+     * rounds, slowest rank's µs; direct's way for malloc buffers with more ranks than
+     * cores is the copy cells, direct_colls.c): P = 8 malloc reused 2 / 8 MiB blocks
+     * 7759-8211 / 32476-32585 against flat's 10632-10682 / 41549-42774, fresh within 5 %
+     * either way (13364-13498 cells, 12403-13964 direct, 12906-13295 flat at 2 MiB);
+     * collie_alloc (mapped) fresh 11290-11343 / 42758-42999 against 12593-12667 /
+     * 47442-49524, reused within 2-4 %; at 512 KiB flat the same or faster (collie_alloc
+     * 1339-1433 against 1484-1522).  P = 6, 1 / 4 MiB: reused 1757-1760 / 8351-8471
+     * against 2528-2631 / 11198-11234, fresh 3213-3371 / 14112-14203 against 3068-3430 /
+     * 13139-14983. */
+    { COLL_ALLTOALL, 5, 8, 512 << 10, { "flat" } },
+    { COLL_ALLTOALL, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLTOALL, 9, 1 << 30, 256, { "bruck", "flat" } },
     { COLL_GATHER, 9, 1 << 30, 16384, { "binomial", "linear" } },
     { COLL_SCATTER, 9, 1 << 30, 16384, { "binomial", "linear" } },
