@@ -36,6 +36,7 @@
 #include "algorithms/cells.h"
 #include "algorithms/direct_access.h"
 #include "base/base.h"
+#include "core/fill_tune.h"
 #include "core/internal.h"
 #include "core/path_tune.h"
 #include "types/types.h"
@@ -55,6 +56,8 @@ typedef struct colls_state {
     uint64_t total;             /* bytes of all blocks (the same on every rank) */
     uint64_t chunk;             /* reduce_scatter: bytes per chunk, an element multiple */
     cells_run *cells;           /* allgather, alltoall: the copy cells' engine, or NULL */
+    fill_way mapped_out;        /* allgather, alltoall: how blocks are copied out of mapped
+                                   peers' buffers (memcpy or streaming stores, fill_tune.c) */
     const char **view;          /* [size]: peer q's posted memory, mapped, or NULL */
     const void **srcs;          /* [size]: reduce_scatter's sources of one chunk */
     char *scratch;              /* reduce_scatter: [size][chunk] read from unmapped peers */
@@ -138,6 +141,7 @@ static void driver_start(collie_request_t *req) {
     d->phase = POST;
     d->read_direct = false;
     d->had_choice = false;
+    d->mapped_out = (fill_way){ 0 };
     if (d->cells)
         cells_reset(d->cells);
 }
@@ -212,11 +216,20 @@ static void map_peers(collie_request_t *req, colls_state *d) {
     }
 }
 
-/* len bytes at offset `from` of q's posted memory into dst: mapped, or the kernel copy. */
+/* Is some peer's posted memory mapped (its blocks copied in user space)? */
+static bool any_mapped(const collie_request_t *req, const colls_state *d) {
+    for (int q = 0; q < req->args.size; q++)
+        if (d->view[q])
+            return true;
+    return false;
+}
+
+/* len bytes at offset `from` of q's posted memory into dst: mapped (memcpy or streaming
+ * stores, as mapped_out_tune_begin chose for the call), or the kernel copy. */
 static int fetch(collie_request_t *req, const colls_state *d, int q, uint64_t from, char *dst,
                  uint64_t len) {
     if (d->view[q]) {
-        memcpy(dst, d->view[q] + from, len);
+        collie_cell_fill(d->mapped_out.stream, dst, d->view[q] + from, len);
         return COLLIE_OK;
     }
     return direct_read(req, q, req->team->tp->board[q].send_addr + from, dst, len);
@@ -281,6 +294,8 @@ static int leave_ready(collie_request_t *req, colls_state *d) {
         return COLLIE_OK;
     }
     map_peers(req, d);
+    if (req->args.coll != COLL_REDUCE_SCATTER && any_mapped(req, d))
+        d->mapped_out = mapped_out_tune_begin(req);
     st = req->args.coll == COLL_REDUCE_SCATTER ? reduce_own_block(req, d) : read_blocks(req, d);
     if (st)
         return st;
@@ -313,6 +328,7 @@ static void unstage(collie_request_t *req, colls_state *d) {
 static void finish(collie_request_t *req, colls_state *d) {
     d->phase = FINISHED;
     cells_finish(req, d->cells);
+    fill_tune_end(req, &d->mapped_out);
     if (d->had_choice && req->args.rank == path_tune_decider(req)) {
         uint64_t ns = collie_now_ns() - d->posted_ns;
         if (d->all_mapped)

@@ -75,19 +75,21 @@ typedef struct fill_class {
     bool decided;           /* a trial has ended (its answer was logged) */
 } fill_class;
 
-enum { INTO, OUT };          /* the direction: into this rank's cells, out of the root's */
+/* The direction: into this rank's cells, out of other ranks' cells, or (allgather,
+ * alltoall `direct`) out of peers' mapped buffers. */
+enum { INTO, OUT, MAPPED, DIRS };
 
 struct collie_fill_tune {
-    bool on[2];             /* per direction: its variable (COLLIE_SHM_STREAM,
+    bool on[DIRS];          /* per direction: its variable (COLLIE_SHM_STREAM,
                                COLLIE_SHM_STREAM_OUT_MIN) unset and streaming stores native */
-    fill_class cls[2][COLL_COUNT][FILL_CLASSES];
+    fill_class cls[DIRS][COLL_COUNT][FILL_CLASSES];
 };
 
 /* req's class in direction dir (NULL: not tuned — a small call, a fixed way, or no
  * memory). */
 static fill_class *class_for(collie_request_t *req, int dir) {
     collie_team_t *t = req->team;
-    if (req->args.bytes < (dir == OUT ? OUT_TUNE_MIN : FILL_TUNE_MIN))
+    if (req->args.bytes < (dir == INTO ? FILL_TUNE_MIN : OUT_TUNE_MIN))
         return NULL;
     if (!t->fill_tune) {
         if (!(t->fill_tune = calloc(1, sizeof *t->fill_tune)))
@@ -95,6 +97,7 @@ static fill_class *class_for(collie_request_t *req, int dir) {
         bool native = collie_stream_copy_native();
         t->fill_tune->on[INTO] = native && collie_env_int("COLLIE_SHM_STREAM", -1) == -1;
         t->fill_tune->on[OUT] = native && collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) == -1;
+        t->fill_tune->on[MAPPED] = t->fill_tune->on[OUT];
     }
     int k = collie_size_class(req->args.bytes);
     return t->fill_tune->on[dir] ? &t->fill_tune->cls[dir][req->args.coll][k] : NULL;
@@ -108,10 +111,10 @@ static int trial_position(const fill_class *c, uint64_t n) {
 static fill_way begin(collie_request_t *req, int dir, bool start_way) {
     fill_class *c = class_for(req, dir);
     if (!c)
-        return (fill_way){ start_way, false, dir == OUT, 0 };
+        return (fill_way){ start_way, false, (uint8_t)dir, 0 };
     if (!c->period) {   /* the class's first call */
         c->way = start_way;
-        c->trial_at = FILL_SKIP + (dir == OUT ? FILL_TRIAL_CALLS : 0);
+        c->trial_at = FILL_SKIP + (dir != INTO ? FILL_TRIAL_CALLS : 0);
         c->period = FILL_TRIAL_FIRST;
     }
     uint64_t n = c->calls++;
@@ -119,25 +122,28 @@ static fill_way begin(collie_request_t *req, int dir, bool start_way) {
         c->trial_at += c->period;
     int p = trial_position(c, n);
     if (p < 0)
-        return (fill_way){ c->way, false, dir == OUT, 0 };
+        return (fill_way){ c->way, false, (uint8_t)dir, 0 };
     if (p == 0)
         c->best[0] = c->best[1] = 0;
     bool other = p == 1 || p == 2 || p == 4;     /* current, other ×2, current, other, current */
-    return (fill_way){ other ? !c->way : c->way, true, dir == OUT, collie_now_ns() };
+    return (fill_way){ other ? !c->way : c->way, true, (uint8_t)dir, collie_now_ns() };
 }
 
 fill_way fill_tune_begin(collie_request_t *req) {
     return begin(req, INTO, req->team->tp->cells->stream);
 }
 
-fill_way out_tune_begin(collie_request_t *req) {
-    const collie_transport *tp = req->team->tp;
-    /* the rule's size: what this rank copies out (allgather, alltoall: a block per peer) */
+/* The rule's size: what this rank copies out (allgather, alltoall: a block per peer). */
+static bool out_rule(const collie_request_t *req) {
     uint64_t out = req->args.bytes;
     if (req->args.coll != COLL_BCAST)
         out *= (uint64_t)(req->args.size - 1);
-    return begin(req, OUT, out >= tp->stream_out_min);
+    return out >= req->team->tp->stream_out_min;
 }
+
+fill_way out_tune_begin(collie_request_t *req) { return begin(req, OUT, out_rule(req)); }
+
+fill_way mapped_out_tune_begin(collie_request_t *req) { return begin(req, MAPPED, out_rule(req)); }
 
 static const char *way_name(int way) { return way ? "streaming stores" : "memcpy"; }
 
@@ -147,9 +153,10 @@ static void decide(collie_request_t *req, fill_class *c, int dir) {
     bool take_other = (double)c->best[other] < FILL_SWITCH * (double)c->best[cur];
     if (take_other || !c->decided) {
         int k = collie_size_class(req->args.bytes);
-        collie_log(COLLIE_LOG_INFO, "rank %d: copies %s the cells in %s of %llu B up to %llu B "
+        collie_log(COLLIE_LOG_INFO, "rank %d: copies %s in %s of %llu B up to %llu B "
                    "on %d ranks: %s %.1f us, %s %.1f us (best of 3 calls each): taking %s",
-                   req->args.rank, dir == OUT ? "out of" : "into",
+                   req->args.rank, dir == OUT ? "out of the cells" : dir == INTO ? "into the cells"
+                   : "out of the peers' mapped buffers",
                    collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
                    req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
                    c->best[other] / 1e3, way_name(take_other ? other : cur));
@@ -169,15 +176,16 @@ void fill_tune_end(collie_request_t *req, fill_way *w) {
     if (!w->timed)
         return;
     w->timed = false;
-    int dir = w->out ? OUT : INTO;
+    int dir = w->dir;
     fill_class *c = class_for(req, dir);
     if (!c || !c->calls)
         return;
     uint64_t ns = collie_now_ns() - w->begun_ns;
-    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B %s the cells took %.1f us with %s",
+    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B %s took %.1f us with %s",
                req->args.rank, collie_coll_name(req->args.coll),
-               (unsigned long long)req->args.bytes, w->out ? "out of" : "through", ns / 1e3,
-               way_name(w->stream));
+               (unsigned long long)req->args.bytes,
+               dir == OUT ? "out of the cells" : dir == INTO ? "through the cells"
+                          : "out of the peers' mapped buffers", ns / 1e3, way_name(w->stream));
     if (c->best[w->stream] == 0 || ns < c->best[w->stream])
         c->best[w->stream] = ns;
     if (trial_position(c, c->calls - 1) == FILL_TRIAL_CALLS - 1 && c->best[0] && c->best[1])

@@ -17,7 +17,8 @@
 typedef struct fill_way {
     bool stream;            /* this call copies with streaming stores */
     bool timed;             /* its time counts in a trial (fill_tune_end records it) */
-    bool out;               /* the copies out of other ranks' cells */
+    uint8_t dir;            /* 0 into this rank's cells, 1 out of other ranks' cells, 2 out
+                               of peers' mapped buffers (allgather, alltoall `direct`) */
     uint64_t begun_ns;
 } fill_way;
 
@@ -26,7 +27,10 @@ fill_way fill_tune_begin(collie_request_t *req);
 /* The same for a rank's copies out of other ranks' cells (a bcast reader; allgather,
  * alltoall). */
 fill_way out_tune_begin(collie_request_t *req);
-/* req's call is over on this rank: records the time of a timed call (either direction). */
+/* The same for a rank's copies out of its peers' mapped buffers (allgather and alltoall
+ * `direct` with collie_alloc or shared-heap buffers), in their own table. */
+fill_way mapped_out_tune_begin(collie_request_t *req);
+/* req's call is over on this rank: records the time of a timed call (any direction). */
 void fill_tune_end(collie_request_t *req, fill_way *w);
 
 #endif

@@ -4,16 +4,20 @@
  * choice, every call must give the exact result on every rank, whichever way each rank
  * filled its cells.
  *
- *   collie-run -n P mp_fill_tune [CALLS]     (default 16 calls per collective and size)
+ *   collie-run -n P mp_fill_tune [CALLS [mapped]]   (default 16 calls per collective and size)
  *
  * allreduce, reduce (root P - 1), bcast (root P - 1), allgather and alltoall with malloc
  * buffers (the cells' path), new input before every call (the call number mixed in),
  * float64 integers (sums exact), 1 and 2 MiB per vector or block.  run_fill_tune.sh runs it
  * with the kernel copy off and checks the log for both ways timed on the ranks that fill.
+ * `mapped`: allgather and alltoall only, with collie_alloc buffers on every rank (run with
+ * `direct` forced: every rank copies its blocks straight out of its peers' mapped buffers,
+ * timing memcpy against streaming stores for those copies).
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collie.h"
 
@@ -84,6 +88,7 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
 
 int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 16;   /* both trials: calls 2-7 and 8-13 */
+    bool mapped = argc > 2 && strcmp(argv[2], "mapped") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
         return 1;
@@ -93,16 +98,23 @@ int main(int argc, char **argv) {
     static const size_t sizes[] = { 1 << 20, 2 << 20 };
     for (size_t s = 0; s < 2 && !bad; s++) {
         size_t n = sizes[s] / sizeof(double);
-        double *in = malloc((size_t)P * sizes[s]), *out = malloc((size_t)P * sizes[s]);
+        size_t bytes = (size_t)P * sizes[s];
+        double *in = mapped ? collie_alloc(w, bytes) : malloc(bytes);
+        double *out = mapped ? collie_alloc(w, bytes) : malloc(bytes);
         if (!in || !out) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", me, 2 * (size_t)P * sizes[s]);
             return 1;
         }
-        for (int coll = 0; coll < NCOLLS && !bad; coll++)
+        for (int coll = mapped ? ALLGATHER : 0; coll < NCOLLS && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
                 bad = one_call(w, coll, in, out, n, call);
-        free(in);
-        free(out);
+        if (mapped) {
+            collie_free(w, in);
+            collie_free(w, out);
+        } else {
+            free(in);
+            free(out);
+        }
     }
     collie_finalize();
     if (!bad)

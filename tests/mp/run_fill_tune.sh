@@ -6,7 +6,9 @@
 # none; they time their copies out of the root's cells both ways instead and choose, and
 # the root times no copy out.  In allgather and alltoall every rank does both: it fills
 # its cells and copies the others' out; the reductions copy nothing out (they reduce).
-# Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways: no call timed.
+# The same for allgather and alltoall `direct` copying out of collie_alloc buffers mapped
+# from the peers.  Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways:
+# no call timed.
 # Usage: run_fill_tune.sh COLLIE_RUN MP_FILL_TUNE P
 set -euo pipefail
 run=$1 prog=$2 P=$3
@@ -45,7 +47,23 @@ if grep -q "collie\[$root\] debug: rank $root: bcast of .* out of the cells took
 if grep "out of the cells took" <<<"$log" | grep -qvE ": (bcast|allgather|alltoall) of"; then
   fail "copies out timed in a reduction (they reduce out of the cells, copying nothing)"
 fi
+# collie_alloc buffers on every rank, allgather and alltoall `direct`: every rank copies
+# the blocks straight out of its peers' mapped buffers and times those copies both ways.
+log=$(COLLIE_LOG=debug COLLIE_ALLGATHER_ALGO=direct COLLIE_ALLTOALL_ALGO=direct \
+      "$run" -n "$P" --timeout 240 "$prog" 16 mapped 2>&1) || { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "mapped: not every rank checked its results"
+for coll in allgather alltoall; do
+  for r in $(seq 0 $root); do
+    for way in memcpy "streaming stores"; do
+      grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B out of the peers' mapped buffers took .* us with $way" <<<"$log" ||
+        fail "$coll, mapped: rank $r never timed its copies out of the peers' buffers with $way"
+    done
+    n=$(grep -c "collie\[$r\] info: rank $r: copies out of the peers' mapped buffers in $coll of .* taking" <<<"$log" || true)
+    [ "$n" = 2 ] || fail "$coll, mapped: rank $r chose a way for $n size classes, want 2"
+  done
+done
+if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "mapped: calls went through the cells"; fi
 log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "fixed ways: not every rank checked its results"
-if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways, yet calls were timed"; fi
+if grep -qE "(through|out of) the (cells|peers' mapped buffers) took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways, yet calls were timed"; fi
 echo "fill way checked at P=$P"
