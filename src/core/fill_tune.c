@@ -49,6 +49,12 @@
  * store leaves the result in memory, not in the cache, so a program that reads the
  * broadcast data at once pays for that read; from 1 MiB (the size of an L2 or twice it on
  * these VMs) much of it would have left the core's caches anyway.
+ * allgather and alltoall `direct` copying blocks straight out of the peers' mapped buffers
+ * (collie_alloc, the shared heap) try both ways the same, in a third table (MAPPED): a
+ * class's calls may go that way or through the cells (path_tune.c), and the two kinds of
+ * copy differ.  Measured (2026-12-03, collie_alloc, bench/ab_builds.sh against memcpy
+ * only): reused 2-8 MiB blocks at P = 3, 4 took 0.53-0.92 of the time, fresh mostly
+ * 0.8-1.0.
  * COLLIE_SHM_STREAM_OUT_MIN set fixes the rule instead (no trials).
  */
 #include <stdlib.h>

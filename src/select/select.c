@@ -302,7 +302,7 @@ static const rule rules[] = {
     { COLL_ALLTOALL, 2, 2, 4096, { "flat" } },
     { COLL_ALLTOALL, 2, 2, 32 << 10, { "cells", "flat" } },
     { COLL_ALLTOALL, 3, 4, 512 << 10, { "flat" } },
-    /* P = 5..8 from 1 MiB `direct` (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
+    /* P = 5..8 `direct` above 512 KiB (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
      * --algo direct / flat / cells --barrier-each [--fresh-data] [--collie-alloc], 2
      * rounds, slowest rank's µs; direct's way for malloc buffers with more ranks than
      * cores is the copy cells, direct_colls.c): P = 8 malloc reused 2 / 8 MiB blocks
