@@ -13,9 +13,14 @@
 #include "algorithms/direct_access.h"
 #include "algorithms/direct_access_impl.h"
 #include "base/base.h"
+#include "core/fill_tune.h"
 
 /* bcast, non-root: the first n bytes of the root's buffer, straight into this rank's
- * (mapped, or read by the kernel if it cannot be). */
+ * (mapped, or read by the kernel if it cannot be).  The whole buffer from a mapped root
+ * is copied with memcpy or streaming stores as this reader's trial of the size class
+ * chose (fill_tune.c, the mapped copies' table: a reader's call ends with this copy, so
+ * the copy is what is timed); half of it (the split copy at P = 2) by the fixed rule, as
+ * the root's half. */
 static int copy_from_root(collie_request_t *req, uint64_t n) {
     collie_transport *tp = req->team->tp;
     int root = req->args.root;
@@ -24,7 +29,13 @@ static int copy_from_root(collie_request_t *req, uint64_t n) {
     const char *mapped = collie_map_peer(tp, root, e->pid, &e->send_ref, req->args.bytes);
     if (!mapped)
         return direct_read(req, root, e->send_addr, into, n);
-    collie_copy_out(tp, req->args.bytes, into, mapped, n);
+    if (n < req->args.bytes) {
+        collie_copy_out(tp, req->args.bytes, into, mapped, n);
+        return COLLIE_OK;
+    }
+    fill_way way = mapped_out_tune_begin(req);
+    collie_cell_fill(way.stream, into, mapped, n);
+    fill_tune_end(req, &way);
     return COLLIE_OK;
 }
 

@@ -10,9 +10,10 @@
  * buffers (the cells' path), new input before every call (the call number mixed in),
  * float64 integers (sums exact), 1 and 2 MiB per vector or block.  run_fill_tune.sh runs it
  * with the kernel copy off and checks the log for both ways timed on the ranks that fill.
- * `mapped`: allgather and alltoall only, with collie_alloc buffers on every rank (run with
- * `direct` forced: every rank copies its blocks straight out of its peers' mapped buffers,
- * timing memcpy against streaming stores for those copies).
+ * `mapped`: bcast, allgather and alltoall only, with collie_alloc buffers on every rank
+ * (run with `direct_copy` and `direct` forced: every bcast reader copies the root's buffer,
+ * every allgather and alltoall rank its blocks, straight out of the peers' mapped
+ * buffers, timing memcpy against streaming stores for those copies).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", me, 2 * (size_t)P * sizes[s]);
             return 1;
         }
-        for (int coll = mapped ? ALLGATHER : 0; coll < NCOLLS && !bad; coll++)
+        for (int coll = mapped ? BCAST : 0; coll < NCOLLS && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
                 bad = one_call(w, coll, in, out, n, call);
         if (mapped) {

@@ -47,13 +47,25 @@ if grep -q "collie\[$root\] debug: rank $root: bcast of .* out of the cells took
 if grep "out of the cells took" <<<"$log" | grep -qvE ": (bcast|allgather|alltoall) of"; then
   fail "copies out timed in a reduction (they reduce out of the cells, copying nothing)"
 fi
-# collie_alloc buffers on every rank, allgather and alltoall `direct`: every rank copies
-# the blocks straight out of its peers' mapped buffers and times those copies both ways.
-log=$(COLLIE_LOG=debug COLLIE_ALLGATHER_ALGO=direct COLLIE_ALLTOALL_ALGO=direct \
-      "$run" -n "$P" --timeout 240 "$prog" 16 mapped 2>&1) || { echo "$log" | tail -40; exit 1; }
+# collie_alloc buffers on every rank, bcast `direct_copy`, allgather and alltoall `direct`:
+# every allgather and alltoall rank copies the blocks straight out of its peers' mapped
+# buffers and times those copies both ways, as every bcast reader does with the root's
+# buffer from P = 3 (at P = 2 the two ranks split the copy, by the fixed rule), the root
+# timing none.
+log=$(COLLIE_LOG=debug COLLIE_BCAST_ALGO=direct_copy COLLIE_ALLGATHER_ALGO=direct \
+      COLLIE_ALLTOALL_ALGO=direct "$run" -n "$P" --timeout 240 "$prog" 16 mapped 2>&1) ||
+  { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "mapped: not every rank checked its results"
-for coll in allgather alltoall; do
-  for r in $(seq 0 $root); do
+bcast_readers=$(seq 0 $((root - 1)))
+[ "$P" -gt 2 ] || bcast_readers=
+if grep -q "collie\[$root\] debug: rank $root: bcast of .* out of the peers' mapped buffers took" <<<"$log" ||
+   { [ "$P" = 2 ] && grep -q "bcast of .* out of the peers' mapped buffers took" <<<"$log"; }; then
+  fail "bcast, mapped: the root (or at P = 2 a rank of the split copy) timed copies"
+fi
+for c in "bcast $bcast_readers" "allgather $(seq 0 $root)" "alltoall $(seq 0 $root)"; do
+  set -- $c
+  coll=$1; shift
+  for r; do
     for way in memcpy "streaming stores"; do
       grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B out of the peers' mapped buffers took .* us with $way" <<<"$log" ||
         fail "$coll, mapped: rank $r never timed its copies out of the peers' buffers with $way"
