@@ -124,7 +124,7 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
      * rank's in allgather and alltoall (the reductions reduce out of the cells instead) */
     bool copies_out = !fills || k == COLL_ALLGATHER || k == COLL_ALLTOALL;
     c->fill = fills ? fill_tune_begin(req) : (fill_way){ cl->stream, false, false, 0 };
-    c->out = copies_out ? out_tune_begin(req) : (fill_way){ false, false, 1, 0 };
+    c->out = copies_out ? out_tune_begin(req) : (fill_way){ false, false, FILL_OUT, 0 };
 }
 
 void cells_finish(collie_request_t *req, cells_run *c) {

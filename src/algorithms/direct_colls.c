@@ -167,22 +167,6 @@ static void post(collie_request_t *req, colls_state *d) {
     direct_post(req, in, send, req->buf[SBUF_RECV], recv);
 }
 
-/* alltoall with more ranks than cores, some buffer not mapped: the copy cells, without
- * timing the kernel copy against them.  There one timed call per block and way is mostly
- * which rank the scheduler ran, and the trial's calls through the cells are also the
- * copy-way trials' (fill_tune.c), so it took the kernel copy where the cells were faster:
- * measured (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall --barrier-each
- * [--fresh-data], 2 rounds, slowest rank's µs, the trial against COLLIE_SHM_KERNEL_MIN=0)
- * P = 3 fresh 1 / 4 MiB blocks 643-634 / 3840-4114 against 536-534 / 3082-3333, P = 4
- * fresh 4 MiB 6529-6580 against 5633-5849, reused 0.95-0.99 of the trial's time; the
- * cells by themselves at P = 3, 2 / 8 MiB fresh 1411-1525 / 7083-7637 against `direct`'s
- * 1670-1950 / 8352-9087.  Only while the way is timed (COLLIE_SHM_KERNEL_MIN unset).
- * The same answer on every rank (cores and ranks are the same). */
-static bool cells_without_trial(const collie_request_t *req, const colls_state *d) {
-    return req->args.coll == COLL_ALLTOALL && req->team->tp->oversubscribed && d->cells &&
-           path_tune_on(req);
-}
-
 /* Does some rank read through the kernel (its posted memory is not registered)?  And is
  * the slots' way the one chosen for such calls then?  With all memory mapped, from
  * PATH_MAPPED_TRIAL_MIN bytes per block, has rank 0 chosen the copy cells instead?  The
@@ -195,8 +179,8 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
             unmapped = true;
     if (!tp->cells || (!unmapped && !(d->cells && path_tune_mapped_trial(req))))
         return false;
-    if (unmapped && cells_without_trial(req, d))
-        return true;
+    if (unmapped && d->cells && path_tune_on(req) && !path_tune_kernel_trial(req))
+        return true;   /* the cells, untimed */
     if (!path_tune_on(req))
         return d->total < tp->cells->kernel_min;
     const collie_board_entry *e = &tp->board[path_tune_decider(req)];
@@ -206,22 +190,18 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
     return d->path == PATH_USER || d->path == PATH_CELLS;
 }
 
-static void map_peers(collie_request_t *req, colls_state *d) {
+/* Maps the peers' posted memory where it can be; true if it mapped any. */
+static bool map_peers(collie_request_t *req, colls_state *d) {
     collie_transport *tp = req->team->tp;
+    bool any = false;
     for (int q = 0; q < req->args.size; q++) {
         const collie_board_entry *e = &tp->board[q];
         uint64_t len = peer_in_len(&req->args, q);
         d->view[q] = q == req->args.rank || !len ? NULL
                    : collie_map_peer(tp, q, e->pid, &e->send_ref, len);
+        any = any || d->view[q];
     }
-}
-
-/* Is some peer's posted memory mapped (its blocks copied in user space)? */
-static bool any_mapped(const collie_request_t *req, const colls_state *d) {
-    for (int q = 0; q < req->args.size; q++)
-        if (d->view[q])
-            return true;
-    return false;
+    return any;
 }
 
 /* len bytes at offset `from` of q's posted memory into dst: mapped (memcpy or streaming
@@ -293,8 +273,7 @@ static int leave_ready(collie_request_t *req, colls_state *d) {
             direct_mark_done(req);
         return COLLIE_OK;
     }
-    map_peers(req, d);
-    if (req->args.coll != COLL_REDUCE_SCATTER && any_mapped(req, d))
+    if (map_peers(req, d) && req->args.coll != COLL_REDUCE_SCATTER)
         d->mapped_out = mapped_out_tune_begin(req);
     st = req->args.coll == COLL_REDUCE_SCATTER ? reduce_own_block(req, d) : read_blocks(req, d);
     if (st)

@@ -50,7 +50,7 @@
  * broadcast data at once pays for that read; from 1 MiB (the size of an L2 or twice it on
  * these VMs) much of it would have left the core's caches anyway.
  * allgather and alltoall `direct` copying blocks straight out of the peers' mapped buffers
- * (collie_alloc, the shared heap) try both ways the same, in a third table (MAPPED): a
+ * (collie_alloc, the shared heap) try both ways the same, in a third table (FILL_MAPPED): a
  * class's calls may go that way or through the cells (path_tune.c), and the two kinds of
  * copy differ.  Measured (2026-12-03, collie_alloc, bench/ab_builds.sh against memcpy
  * only): reused 2-8 MiB blocks at P = 3, 4 took 0.53-0.92 of the time, fresh mostly
@@ -81,29 +81,26 @@ typedef struct fill_class {
     bool decided;           /* a trial has ended (its answer was logged) */
 } fill_class;
 
-/* The direction: into this rank's cells, out of other ranks' cells, or (allgather,
- * alltoall `direct`) out of peers' mapped buffers. */
-enum { INTO, OUT, MAPPED, DIRS };
 
 struct collie_fill_tune {
-    bool on[DIRS];          /* per direction: its variable (COLLIE_SHM_STREAM,
+    bool on[FILL_DIRS];     /* per direction: its variable (COLLIE_SHM_STREAM,
                                COLLIE_SHM_STREAM_OUT_MIN) unset and streaming stores native */
-    fill_class cls[DIRS][COLL_COUNT][FILL_CLASSES];
+    fill_class cls[FILL_DIRS][COLL_COUNT][FILL_CLASSES];
 };
 
 /* req's class in direction dir (NULL: not tuned — a small call, a fixed way, or no
  * memory). */
 static fill_class *class_for(collie_request_t *req, int dir) {
     collie_team_t *t = req->team;
-    if (req->args.bytes < (dir == INTO ? FILL_TUNE_MIN : OUT_TUNE_MIN))
+    if (req->args.bytes < (dir == FILL_INTO ? FILL_TUNE_MIN : OUT_TUNE_MIN))
         return NULL;
     if (!t->fill_tune) {
         if (!(t->fill_tune = calloc(1, sizeof *t->fill_tune)))
             return NULL;
         bool native = collie_stream_copy_native();
-        t->fill_tune->on[INTO] = native && collie_env_int("COLLIE_SHM_STREAM", -1) == -1;
-        t->fill_tune->on[OUT] = native && collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) == -1;
-        t->fill_tune->on[MAPPED] = t->fill_tune->on[OUT];
+        t->fill_tune->on[FILL_INTO] = native && collie_env_int("COLLIE_SHM_STREAM", -1) == -1;
+        t->fill_tune->on[FILL_OUT] = native && collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) == -1;
+        t->fill_tune->on[FILL_MAPPED] = t->fill_tune->on[FILL_OUT];
     }
     int k = collie_size_class(req->args.bytes);
     return t->fill_tune->on[dir] ? &t->fill_tune->cls[dir][req->args.coll][k] : NULL;
@@ -120,7 +117,7 @@ static fill_way begin(collie_request_t *req, int dir, bool start_way) {
         return (fill_way){ start_way, false, (uint8_t)dir, 0 };
     if (!c->period) {   /* the class's first call */
         c->way = start_way;
-        c->trial_at = FILL_SKIP + (dir != INTO ? FILL_TRIAL_CALLS : 0);
+        c->trial_at = FILL_SKIP + (dir != FILL_INTO ? FILL_TRIAL_CALLS : 0);
         c->period = FILL_TRIAL_FIRST;
     }
     uint64_t n = c->calls++;
@@ -136,7 +133,7 @@ static fill_way begin(collie_request_t *req, int dir, bool start_way) {
 }
 
 fill_way fill_tune_begin(collie_request_t *req) {
-    return begin(req, INTO, req->team->tp->cells->stream);
+    return begin(req, FILL_INTO, req->team->tp->cells->stream);
 }
 
 /* The rule's size: what this rank copies out (allgather, alltoall: a block per peer). */
@@ -147,11 +144,19 @@ static bool out_rule(const collie_request_t *req) {
     return out >= req->team->tp->stream_out_min;
 }
 
-fill_way out_tune_begin(collie_request_t *req) { return begin(req, OUT, out_rule(req)); }
+fill_way out_tune_begin(collie_request_t *req) { return begin(req, FILL_OUT, out_rule(req)); }
 
-fill_way mapped_out_tune_begin(collie_request_t *req) { return begin(req, MAPPED, out_rule(req)); }
+fill_way mapped_out_tune_begin(collie_request_t *req) { return begin(req, FILL_MAPPED, out_rule(req)); }
 
 static const char *way_name(int way) { return way ? "streaming stores" : "memcpy"; }
+
+/* The copies of direction dir, as the logs name them ("into the cells" is "through the
+ * cells" in a call's timing). */
+static const char *copies_name(int dir, bool call_timing) {
+    return dir == FILL_OUT ? "out of the cells"
+         : dir == FILL_MAPPED ? "out of the peers' mapped buffers"
+         : call_timing ? "through the cells" : "into the cells";
+}
 
 /* The trial's last call is over: keep the current way or take the other. */
 static void decide(collie_request_t *req, fill_class *c, int dir) {
@@ -161,8 +166,7 @@ static void decide(collie_request_t *req, fill_class *c, int dir) {
         int k = collie_size_class(req->args.bytes);
         collie_log(COLLIE_LOG_INFO, "rank %d: copies %s in %s of %llu B up to %llu B "
                    "on %d ranks: %s %.1f us, %s %.1f us (best of 3 calls each): taking %s",
-                   req->args.rank, dir == OUT ? "out of the cells" : dir == INTO ? "into the cells"
-                   : "out of the peers' mapped buffers",
+                   req->args.rank, copies_name(dir, false),
                    collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
                    req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
                    c->best[other] / 1e3, way_name(take_other ? other : cur));
@@ -189,9 +193,8 @@ void fill_tune_end(collie_request_t *req, fill_way *w) {
     uint64_t ns = collie_now_ns() - w->begun_ns;
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B %s took %.1f us with %s",
                req->args.rank, collie_coll_name(req->args.coll),
-               (unsigned long long)req->args.bytes,
-               dir == OUT ? "out of the cells" : dir == INTO ? "through the cells"
-                          : "out of the peers' mapped buffers", ns / 1e3, way_name(w->stream));
+               (unsigned long long)req->args.bytes, copies_name(dir, true), ns / 1e3,
+               way_name(w->stream));
     if (c->best[w->stream] == 0 || ns < c->best[w->stream])
         c->best[w->stream] = ns;
     if (trial_position(c, c->calls - 1) == FILL_TRIAL_CALLS - 1 && c->best[0] && c->best[1])

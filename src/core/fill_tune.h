@@ -13,12 +13,15 @@
 
 #include "core/internal.h"
 
+/* Which copies a fill_way times: into this rank's cells, out of other ranks' cells, or
+ * (allgather, alltoall `direct`, bcast `direct_copy` readers) out of peers' mapped buffers. */
+enum fill_dir { FILL_INTO, FILL_OUT, FILL_MAPPED, FILL_DIRS };
+
 /* One call's copies into (or out of) the cells: the way, and (timed) when it began. */
 typedef struct fill_way {
     bool stream;            /* this call copies with streaming stores */
     bool timed;             /* its time counts in a trial (fill_tune_end records it) */
-    uint8_t dir;            /* 0 into this rank's cells, 1 out of other ranks' cells, 2 out
-                               of peers' mapped buffers (allgather, alltoall `direct`) */
+    uint8_t dir;            /* enum fill_dir */
     uint64_t begun_ns;
 } fill_way;
 

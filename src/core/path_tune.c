@@ -201,6 +201,21 @@ bool path_tune_mapped_trial(const collie_request_t *req) {
            !req->team->tp->oversubscribed;
 }
 
+/* alltoall with more ranks than cores: no kernel-copy trial.  There one timed call per
+ * block and way is mostly which rank the scheduler ran, and the trial's calls through the
+ * cells are also the copy-way trials' (fill_tune.c), so it took the kernel copy where the
+ * cells were faster: measured (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
+ * --barrier-each [--fresh-data], 2 rounds, slowest rank's µs, the trial against
+ * COLLIE_SHM_KERNEL_MIN=0) P = 3 fresh 1 / 4 MiB blocks 643-634 / 3840-4114 against
+ * 536-534 / 3082-3333, P = 4 fresh 4 MiB 6529-6580 against 5633-5849, reused 0.95-0.99
+ * of the trial's time; the cells by themselves at P = 3, 2 / 8 MiB fresh 1411-1525 /
+ * 7083-7637 against `direct`'s 1670-1950 / 8352-9087.  For the other collectives the same
+ * A/B was mixed (bcast 256 KiB at P = 4: 28 us with the trial, 60-77 without), so they
+ * keep it. */
+bool path_tune_kernel_trial(const collie_request_t *req) {
+    return path_tune_on(req) && !(req->args.coll == COLL_ALLTOALL && req->team->tp->oversubscribed);
+}
+
 int path_tune_pick_mapped(collie_request_t *req) {
     return path_tune_mapped_trial(req) ? pick(req, TABLE_MAPPED, TRIAL_MAPPED_CELLS) : PATH_MAPPED;
 }

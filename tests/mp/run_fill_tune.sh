@@ -21,16 +21,21 @@ fail() { echo "FAIL: $*"; echo "$log" | grep -E "the cells took|taking|exact" | 
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "not every rank checked its results"
 root=$((P - 1))
 # timed_both RANK COLL DIRECTION: RANK timed calls of COLL both ways and chose a way for
-# both size classes; DIRECTION is "into" (its fills) or "out of" (a bcast reader's copies).
+# both size classes; DIRECTION is "into" (its fills), "out of" (its copies out of other
+# ranks' cells) or "mapped" (its copies out of the peers' mapped buffers).
 timed_both() {
-  local r=$1 coll=$2 dir=$3 phrase=through way n
-  [ "$dir" = "out of" ] && phrase="out of"
+  local r=$1 coll=$2 dir=$3 timing what way n
+  case $dir in
+    into) timing="through the cells" what="into the cells" ;;
+    "out of") timing="out of the cells" what="out of the cells" ;;
+    *) timing="out of the peers' mapped buffers" what=$timing ;;
+  esac
   for way in memcpy "streaming stores"; do
-    grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B $phrase the cells took .* us with $way" <<<"$log" ||
-      fail "$coll: rank $r never timed its copies $dir the cells with $way"
+    grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B $timing took .* us with $way" <<<"$log" ||
+      fail "$coll: rank $r never timed its copies $what with $way"
   done
-  n=$(grep -c "collie\[$r\] info: rank $r: copies $dir the cells in $coll of .* taking" <<<"$log" || true)
-  [ "$n" = 2 ] || fail "$coll: rank $r chose a way $dir the cells for $n size classes, want 2"
+  n=$(grep -c "collie\[$r\] info: rank $r: copies $what in $coll of .* taking" <<<"$log" || true)
+  [ "$n" = 2 ] || fail "$coll: rank $r chose a way for its copies $what for $n size classes, want 2"
 }
 for coll in allreduce reduce bcast allgather alltoall; do
   ranks=$(seq 0 $root)
@@ -65,14 +70,7 @@ fi
 for c in "bcast $bcast_readers" "allgather $(seq 0 $root)" "alltoall $(seq 0 $root)"; do
   set -- $c
   coll=$1; shift
-  for r; do
-    for way in memcpy "streaming stores"; do
-      grep -q "collie\[$r\] debug: rank $r: $coll of [0-9]* B out of the peers' mapped buffers took .* us with $way" <<<"$log" ||
-        fail "$coll, mapped: rank $r never timed its copies out of the peers' buffers with $way"
-    done
-    n=$(grep -c "collie\[$r\] info: rank $r: copies out of the peers' mapped buffers in $coll of .* taking" <<<"$log" || true)
-    [ "$n" = 2 ] || fail "$coll, mapped: rank $r chose a way for $n size classes, want 2"
-  done
+  for r; do timed_both "$r" "$coll" mapped; done
 done
 if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "mapped: calls went through the cells"; fi
 log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
