@@ -55,11 +55,15 @@ bool cells_accepts(const collie_coll_args *a, const char **why) {
 }
 
 cells_run *cells_new(collie_request_t *req) {
+    size_t P = (size_t)req->args.size;
     cells_run *c = calloc(1, sizeof *c);
-    if (c)
-        c->srcs = calloc((size_t)req->args.size, sizeof *c->srcs);
-    if (!c || !c->srcs) {
-        free(c);
+    if (c) {
+        c->srcs = calloc(P, sizeof *c->srcs);
+        c->view = calloc(P, sizeof *c->view);
+        c->source = calloc(P, sizeof *c->source);
+    }
+    if (!c || !c->srcs || !c->view || !c->source) {
+        cells_free(c);
         collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory for the copy cells' state", req->args.rank);
         return NULL;
     }
@@ -67,8 +71,11 @@ cells_run *cells_new(collie_request_t *req) {
 }
 
 void cells_free(cells_run *c) {
-    if (c)
+    if (c) {
         free(c->srcs);
+        free(c->view);
+        free(c->source);
+    }
     free(c);
 }
 
@@ -116,6 +123,7 @@ void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint
     cl->step = nsteps ? cells_last_number(c, nsteps - 1) : c->base;
     c->next_in = c->next_red = c->next_out = 0;
     c->begun = true;
+    c->lent = false;
     c->marked_done = false;
     c->root_reduced = false;
     int k = req->args.coll;
@@ -480,7 +488,7 @@ int cells_progress(collie_request_t *req, cells_run *c) {
         begin(req, c);
     for (;;) {
         if (done_here(req, c))
-            return COLLIE_OK;
+            return c->lent ? cells_all_freed(req, c) : COLLIE_OK;
         int st = move(req, c);
         if (st != COLLIE_OK)
             return st;

@@ -107,6 +107,7 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
         width = cells_width(cell, chunk, widest);
     }
     cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width);
+    cells_lend_begin(req, c);
 }
 
 /* Bytes [*at, *at + *n) of a block of `len` bytes at step k (*n 0: nothing left). */
@@ -168,9 +169,10 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     if (st)
         return st;
     char *cell = collie_cell(cl, me, t);
-    if (req->args.coll == COLL_ALLGATHER)
+    /* lent: the peers copy this step's chunks from this rank's memory instead */
+    if (!c->lent && req->args.coll == COLL_ALLGATHER)
         fill_allgather(req, c, cell);
-    else
+    else if (!c->lent)
         fill_alltoall(req, c, cell);   /* and reduce_scatter's */
     *collie_cell_check(cl, me, t) = req->check;
     cells_publish(req, &cl->ctrl[me].in, cells_last_number(c, c->next_in));
@@ -179,8 +181,9 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
-/* Step t of every other rank (from rank + 1 on) into this rank's RECV blocks. */
-static void copy_out(collie_request_t *req, const cells_run *c, uint64_t t) {
+/* Step t of every other rank (from rank + 1 on) into this rank's RECV blocks: out of its
+ * cell, or from its memory where it lent its data (cells_in_place.c). */
+static int copy_out(collie_request_t *req, cells_run *c, uint64_t t) {
     collie_cells *cl = req->team->tp->cells;
     const collie_coll_args *a = &req->args;
     int P = a->size, me = a->rank;
@@ -190,10 +193,18 @@ static void copy_out(collie_request_t *req, const cells_run *c, uint64_t t) {
         uint64_t part = has_parts(a) ? part_of(a, c, q, me) : 0;
         collie_coll_block(a, SBUF_RECV, q, &off, &len);
         piece(c, c->next_out, len, &at, &n);
-        if (n)
-            collie_cell_fill(c->out.stream, (char *)req->buf[SBUF_RECV] + off + at,
-                             collie_cell(cl, q, t) + part, n);
+        if (!n)
+            continue;
+        char *dst = (char *)req->buf[SBUF_RECV] + off + at;
+        bool done;
+        uint64_t from = (a->coll == COLL_ALLTOALL ? (uint64_t)me * a->bytes : 0) + at;
+        int st = cells_lent_fetch(req, c, q, from, dst, len - at, &done);
+        if (st)
+            return st;
+        if (!done)
+            collie_cell_fill(c->out.stream, dst, collie_cell(cl, q, t) + part, n);
     }
+    return COLLIE_OK;
 }
 
 /* reduce_scatter: the chunk of this rank's block at step t, from its input and its part
@@ -229,7 +240,9 @@ static int take_out(collie_request_t *req, cells_run *c) {
         if (st)
             return st;
     } else {
-        copy_out(req, c, t);
+        int st = copy_out(req, c, t);
+        if (st)
+            return st;
     }
     cells_publish(req, &req->team->tp->cells->ctrl[me].freed, last);
     c->next_out++;

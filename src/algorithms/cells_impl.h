@@ -26,6 +26,11 @@ struct cells_run {
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
     fill_way out;           /* how a bcast reader copies out of the root's cells */
+    bool lent;              /* this call: the peers copy this rank's data straight from
+                               its registered memory (cells_in_place.c) */
+    uint8_t *source;        /* [size]: where this rank copies peer q's data of this call
+                               from (cells_in_place.c; 0: not looked at yet) */
+    const char **view;      /* [size]: q's lent data, mapped here (or NULL) */
     bool begun;
     bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
     bool root_reduced;      /* reduce at P = 2, the non-root: the root freed the first step */
@@ -81,5 +86,15 @@ int cells_wait_in(collie_request_t *req, int q, uint64_t first, uint64_t last);
 bool cells_blocks_accepts(const collie_coll_args *a, const char **why);
 void cells_blocks_begin(collie_request_t *req, cells_run *c);
 int cells_blocks_move(collie_request_t *req, cells_run *c);
+
+/* allgather and alltoall (cells_in_place.c): lend_begin, at the call's start once its
+ * steps are taken, lets the peers copy this rank's data straight from its registered
+ * memory when they lie there and are large enough (c->lent; the call then waits at its
+ * end until every peer freed its last step).  fetch copies n bytes at `from` of peer q's
+ * data (alltoall: its whole input; allgather: its block) into dst when q lent them, and
+ * says so in *done; else the caller copies them out of q's cell. */
+void cells_lend_begin(collie_request_t *req, cells_run *c);
+int cells_lent_fetch(collie_request_t *req, cells_run *c, int q, uint64_t from, char *dst,
+                     uint64_t n, bool *done);
 
 #endif

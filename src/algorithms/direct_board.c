@@ -157,7 +157,10 @@ int direct_peer_io_failed(const collie_request_t *req, int q, const char *what, 
 /* Reads len bytes at q's address addr into `into` (process_vm_readv, in pieces of at most
  * 1 MiB; a short read goes on where it stopped). */
 int direct_read(collie_request_t *req, int q, uint64_t addr, void *into, uint64_t len) {
-    int pid = (int)req->team->tp->board[q].pid;
+    return direct_read_pid(req, q, (int)req->team->tp->board[q].pid, addr, into, len);
+}
+
+int direct_read_pid(collie_request_t *req, int q, int pid, uint64_t addr, void *into, uint64_t len) {
     for (uint64_t at = 0; at < len;) {
         uint64_t n = len - at < (1u << 20) ? len - at : (1u << 20);
         struct iovec local = { (char *)into + at, n }, remote = { (void *)(uintptr_t)(addr + at), n };

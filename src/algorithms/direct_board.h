@@ -46,6 +46,9 @@ int direct_bcast_root_done(struct collie_request *req);
 /* Reads len bytes at address addr of rank q (as posted) into `into` with process_vm_readv;
  * COLLIE_ERR_PEER / COLLIE_ERR_ARG naming the rank when it fails. */
 int direct_read(struct collie_request *req, int q, uint64_t addr, void *into, uint64_t len);
+/* The same from process `pid` (rank q's, as it told otherwise than on the board). */
+int direct_read_pid(struct collie_request *req, int q, int pid, uint64_t addr, void *into,
+                    uint64_t len);
 /* The error for a failed transfer from or to rank q (errno err; 0: a short transfer). */
 int direct_peer_io_failed(const struct collie_request *req, int q, const char *what, int err);
 

@@ -136,6 +136,17 @@ uint64_t collie_shm_stream_out_min(void) {
     return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
 }
 
+/* An allgather's or alltoall's blocks in registered memory from this size are copied by
+ * the peers straight from there (algorithms/cells_in_place.c); 0: never.  Each rank's
+ * own setting: the ranks need not agree. */
+#define LEND_MIN_DEFAULT (32u * 1024u)
+uint64_t collie_shm_cells_lend_min(void) {
+    long long forced = collie_env_int("COLLIE_SHM_CELLS_LEND_MIN", -1);
+    if (forced == 0)
+        return UINT64_MAX;
+    return forced > 0 ? (uint64_t)forced : LEND_MIN_DEFAULT;
+}
+
 /* Declared in shm_cells.h.  Maps every page of [region, region + bytes) into this
  * process now, rather than at a call's first touch of each: a first touch costs a page
  * fault per 4 KiB, which made the first calls through the cells 15-20x slower (allreduce
@@ -184,6 +195,7 @@ int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_co
     c->data = region + ctrl + check;
     c->kernel_min = cfg->kernel_min;
     c->slots_max = cfg->slots_max;
+    c->lend_min = collie_shm_cells_lend_min();
     tp->cells = c;
     return COLLIE_OK;
 }

@@ -38,6 +38,7 @@ uint64_t collie_shm_kernel_min(int size);
 /* COLLIE_SHM_STREAM_OUT_MIN (0: never, UINT64_MAX returned), else 3/4 of the last-level
  * cache (never if unknown or without native streaming stores). */
 uint64_t collie_shm_stream_out_min(void);
+uint64_t collie_shm_cells_lend_min(void);   /* COLLIE_SHM_CELLS_LEND_MIN (UINT64_MAX: never) */
 /* Maps the pages of [region, region + bytes) into this process now (named `what` in the
  * warning if that fails). */
 void collie_shm_populate(char *region, size_t bytes, int rank, const char *what);

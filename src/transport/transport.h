@@ -140,12 +140,28 @@ _Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry 
  * fewer go on round the whole ring — a cell is then overwritten only after the readers'
  * copies of it have left their private caches.
  * These words of rank r hold step numbers and only grow (each on its own cache line):
- * `in`: r wrote its data of step t into its cell; `out`: r published its reduced slice of
+ * `in`: r wrote its data of step t into its cell (or, lent, its peers may copy them from
+ * r's memory: `lent` below); `out`: r published its reduced slice of
  * step t in its cell; `freed`: r reads no cell of step t any more (a writer reuses a cell
  * for step t only when every rank freed step t − ncells).  `check[c]`: the call's hash of
  * the step in cell c (mismatched calls show). */
+/* A rank whose data of a call lie in its registered memory (collie_alloc, the shared heap)
+ * may let its peers copy them from there instead of copying them into its cells first
+ * (allgather and alltoall, algorithms/cells_in_place.c).  `first` is that call's first
+ * step number (0: none yet); the other fields are written before it and before the call's
+ * first `in`, and rewritten only after every peer freed the call's last step. */
+typedef struct collie_cells_lent {
+    _Atomic uint64_t first;
+    uint64_t addr, len;          /* the data in the owner's address space */
+    collie_mem_ref ref;          /* ... in its registered memory */
+    int32_t pid;
+    char pad[COLLIE_CACHELINE - 44];
+} collie_cells_lent;
+_Static_assert(sizeof(collie_cells_lent) == COLLIE_CACHELINE, "a lent call is one line");
+
 typedef struct collie_cell_ctrl {
     collie_counter in, out, freed;
+    collie_cells_lent lent;
 } collie_cell_ctrl;
 
 typedef struct collie_cells {
@@ -174,6 +190,10 @@ typedef struct collie_cells {
                                     channels) instead: the cells' steps cost more than they
                                     save up to 512 KiB at P = 2, 256 KiB from P = 3
                                     (COLLIE_SHM_SLOTS_MAX, rank 0's) */
+    uint64_t lend_min;           /* this rank lets peers copy its data of an allgather or
+                                    alltoall straight out of its registered memory from
+                                    this many bytes (COLLIE_SHM_CELLS_LEND_MIN, each rank's
+                                    own; UINT64_MAX: never) */
     bool stream;                 /* copies into the cells bypass the cache (collie_stream_copy):
                                     COLLIE_SHM_STREAM, else measured at set-up by ranks 0
                                     and 1 (transport/shm_copy_probe.c; rank 0's answer) and

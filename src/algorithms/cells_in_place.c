@@ -1,0 +1,108 @@
+/*
+ * cells_in_place.c — allgather and alltoall through the copy cells when a rank's data lie
+ * in registered memory (collie_alloc, the shared heap): its peers copy them from there.
+ *
+ * A rank whose data of the call (allgather: its block; alltoall: its input, not in place)
+ * lie in its registered memory, in blocks of at least COLLIE_SHM_CELLS_LEND_MIN bytes,
+ * lends them: before its first step it writes where they are into its `lent` line
+ * (transport.h), then takes the call's steps as every rank does but copies nothing into
+ * its cells — its `in` of step k says that chunk k may be read.  Each peer, at its first
+ * step of the call, reads that line and copies the lender's chunks from the lender's
+ * memory mapped into its own (one copy where the cells take two), or with
+ * process_vm_readv where the mapping fails.  The lender returns only once every peer freed
+ * the call's last step: its memory is the user's again then.  Each rank decides for itself,
+ * so buffers of both kinds mix across the ranks of a call, and the selection, which cannot
+ * see the buffers, may take the cells for either kind.
+ * Alltoall in place lends nothing: a rank overwrites its input block q with q's data while
+ * q may still be reading that block.
+ * Cost: a lending rank saves its copy into the cells ((P−1)·n bytes for alltoall, n for
+ * allgather) and its readers read its memory instead of its cells; it waits for the
+ * slowest reader's last step at the end (one flag trip).
+ */
+#include <string.h>
+
+#include "algorithms/cells_impl.h"
+#include "algorithms/direct_board.h"
+#include "base/base.h"
+#include "types/types.h"
+
+enum { SOURCE_UNKNOWN = 0, SOURCE_CELLS, SOURCE_MAPPED, SOURCE_KERNEL, SOURCE_COPIED };
+
+/* The data this rank's peers read in this call, if it may lend them (else false). */
+static bool lendable(const collie_request_t *req, const char **data, uint64_t *len, uint64_t *block) {
+    const collie_coll_args *a = &req->args;
+    if (!a->single_copy || a->size < 2)
+        return false;
+    if (a->coll == COLL_ALLTOALL && !a->in_place && !a->v) {
+        *data = req->buf[SBUF_SEND];
+        *block = a->bytes;
+        *len = (uint64_t)a->size * a->bytes;
+        return true;
+    }
+    if (a->coll != COLL_ALLGATHER)
+        return false;
+    sched_ref own = collie_coll_own_block(a, len);
+    *data = (const char *)req->buf[own.buf] + own.off;
+    *block = *len;
+    return true;
+}
+
+/* Declared in cells_impl.h. */
+void cells_lend_begin(collie_request_t *req, cells_run *c) {
+    collie_transport *tp = req->team->tp;
+    const char *data;
+    uint64_t len, block;
+    collie_mem_ref ref;
+    memset(c->source, SOURCE_UNKNOWN, (size_t)req->args.size);
+    c->lent = false;
+    if (!c->nsteps || !lendable(req, &data, &len, &block) || !block ||
+        block < tp->cells->lend_min || !collie_find_ref(tp, data, len, &ref))
+        return;
+    collie_cells_lent *l = &tp->cells->ctrl[req->args.rank].lent;
+    l->addr = (uint64_t)(uintptr_t)data;
+    l->len = len;
+    l->ref = ref;
+    l->pid = (int32_t)collie_self_pid();
+    /* published with the first step's `in` (a release store) */
+    atomic_store_explicit(&l->first, cells_first_number(c, 0), memory_order_relaxed);
+    c->lent = true;
+    static _Atomic bool logged;
+    if (!atomic_exchange(&logged, true))
+        collie_log(COLLIE_LOG_DEBUG, "rank %d: its peers copy its %s data straight from its "
+                   "registered memory (blocks from COLLIE_SHM_CELLS_LEND_MIN, %llu bytes)",
+                   req->args.rank, collie_coll_name(req->args.coll),
+                   (unsigned long long)tp->cells->lend_min);
+}
+
+/* Where this rank copies q's data of this call from (looked at once per call, after q's
+ * first `in` of it: q's line then describes this call or an earlier one). */
+static int source_of(collie_request_t *req, cells_run *c, int q) {
+    if (c->source[q] != SOURCE_UNKNOWN)
+        return c->source[q];
+    collie_transport *tp = req->team->tp;
+    const collie_cells_lent *l = &tp->cells->ctrl[q].lent;
+    if (atomic_load_explicit(&l->first, memory_order_acquire) != cells_first_number(c, 0))
+        return c->source[q] = SOURCE_CELLS;
+    c->view[q] = collie_map_peer(tp, q, l->pid, &l->ref, l->len);
+    static _Atomic bool logged;
+    if (!atomic_exchange(&logged, true))
+        collie_log(COLLIE_LOG_DEBUG, "rank %d: copies rank %d's lent %s data %s", req->args.rank,
+                   q, collie_coll_name(req->args.coll),
+                   c->view[q] ? "from its memory mapped here" : "with process_vm_readv");
+    return c->source[q] = c->view[q] ? SOURCE_MAPPED : SOURCE_KERNEL;
+}
+
+int cells_lent_fetch(collie_request_t *req, cells_run *c, int q, uint64_t from, char *dst,
+                     uint64_t n, bool *done) {
+    int source = source_of(req, c, q);
+    *done = source != SOURCE_CELLS;
+    if (source == SOURCE_CELLS || source == SOURCE_COPIED)
+        return COLLIE_OK;
+    c->source[q] = SOURCE_COPIED;
+    if (source == SOURCE_MAPPED) {
+        collie_cell_fill(c->out.stream, dst, c->view[q] + from, n);
+        return COLLIE_OK;
+    }
+    const collie_cells_lent *l = &req->team->tp->cells->ctrl[q].lent;
+    return direct_read_pid(req, q, l->pid, l->addr + from, dst, n);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# allgather and alltoall through the copy cells with data lent in place
+# (src/algorithms/cells_in_place.c): mp_colls' `cells` sweep (malloc and collie_alloc
+# buffers mixed across the ranks of a call, in place and not, small cells so that large
+# counts take many steps) with every registered block lent (COLLIE_SHM_CELLS_LEND_MIN=1),
+# under COLLIE_LOG=debug: every result exact, and every rank both lent its data and copied
+# a peer's lent data from its memory.  Then the same with lending off
+# (COLLIE_SHM_CELLS_LEND_MIN=0): exact, and no rank lent.
+# Usage: run_cells_lent.sh COLLIE_RUN MP_COLLS P
+set -euo pipefail
+run=$1 prog=$2 P=$3
+export COLLIE_SHM_KERNEL_MIN=0 COLLIE_SHM_CELL_BYTES=4096 COLLIE_SHM_CELLS=2
+sweep() {   # lend_min
+  COLLIE_SHM_CELLS_LEND_MIN=$1 COLLIE_LOG=debug "$run" -n "$P" --timeout 300 "$prog" cells 2>&1
+}
+log=$(sweep 1) || { echo "$log" | tail -40; exit 1; }
+grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep with lending"; echo "$log" | tail -20; exit 1; }
+for ((r = 0; r < P; r++)); do
+  grep -qE "collie\[$r\] debug: rank $r: its peers copy its (allgather|alltoall) data straight" <<<"$log" ||
+    { echo "FAIL: rank $r never lent its data"; exit 1; }
+  grep -qE "collie\[$r\] debug: rank $r: copies rank [0-9]+'s lent (allgather|alltoall) data" <<<"$log" ||
+    { echo "FAIL: rank $r never copied a peer's lent data"; exit 1; }
+done
+log=$(sweep 0) || { echo "$log" | tail -40; exit 1; }
+grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep without lending"; echo "$log" | tail -20; exit 1; }
+if grep -q "lent\|its peers copy" <<<"$log"; then echo "FAIL: lending off, yet a rank lent"; exit 1; fi
+echo "cells sweep exact at P=$P with and without lent data; every rank lent and read lent data"
