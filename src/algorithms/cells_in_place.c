@@ -17,7 +17,17 @@
  * q may still be reading that block.
  * Cost: a lending rank saves its copy into the cells ((P−1)·n bytes for alltoall, n for
  * allgather) and its readers read its memory instead of its cells; it waits for the
- * slowest reader's last step at the end (one flag trip).
+ * slowest reader's last step at the end (one flag trip, more with ranks sharing cores).
+ * So alltoall lends blocks from COLLIE_SHM_CELLS_LEND_MIN bytes and allgather, which saves
+ * a P-th as much, from P − 1 times that.  Measured (2026-12-03, AMD EPYC VM, 2 cores,
+ * `collie-bench --algo cells --collie-alloc --barrier-each [--fresh-data]` with
+ * COLLIE_SHM_CELLS_LEND_MIN=0 and the default in turn, 2 rounds, µs): alltoall lent
+ * against copied, P = 2 32 KiB / 512 KiB / 2 MiB 2.4 / 31 / 139-149 against 3.6 / 47 /
+ * 208-225; P = 3 128 KiB 32 against 47-51 (fresh 45 against 66-70); P = 4 64 KiB 25
+ * against 32-38; P = 8 32 KiB / 128 KiB 56 / 169-203 against 103-114 / 302-331; allgather
+ * P = 2 32 KiB 2.2 against 3.3-3.7, P = 3 512 KiB 104-106 against 136-160, but 32 KiB
+ * 10.4-11.5 against 9.5-10.3 at P = 3 and 50-52 against 38-40 at P = 8 (the wait at the
+ * end), P = 4 64-128 KiB mixed, 256 KiB 66-68 against 81-87.
  */
 #include <string.h>
 
@@ -43,7 +53,7 @@ static bool lendable(const collie_request_t *req, const char **data, uint64_t *l
         return false;
     sched_ref own = collie_coll_own_block(a, len);
     *data = (const char *)req->buf[own.buf] + own.off;
-    *block = *len;
+    *block = *len / (uint64_t)(a->size - 1);   /* see the header: (P − 1) × the minimum */
     return true;
 }
 

@@ -301,7 +301,17 @@ static const rule rules[] = {
      * (not measured cleanly here: one cache line per message against the cells' flags). */
     { COLL_ALLTOALL, 2, 2, 4096, { "flat" } },
     { COLL_ALLTOALL, 2, 2, 32 << 10, { "cells", "flat" } },
-    { COLL_ALLTOALL, 3, 4, 512 << 10, { "flat" } },
+    /* P = 3 at 512 KiB `cells` (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
+     * --algo all,auto --repeat 2 --barrier-each [--fresh-data] [--collie-alloc], best of
+     * 2, µs): once collie_alloc ranks lend their input in place (cells_in_place.c), malloc
+     * 140-142 against flat's 190-191 reused, 182-189 against 228-251 fresh; collie_alloc
+     * 103-105 against 92-94 reused, 161-251 against 155-288 fresh.  At 256 KiB flat the
+     * same or faster with malloc buffers (86 against 101 reused), at P = 4 flat up to
+     * 512 KiB (malloc 350 against 364, collie_alloc 174 against 201), at P = 8 flat (512 KiB
+     * 3111 against 3581). */
+    { COLL_ALLTOALL, 3, 4, 256 << 10, { "flat" } },
+    { COLL_ALLTOALL, 3, 3, 512 << 10, { "cells", "flat" } },
+    { COLL_ALLTOALL, 4, 4, 512 << 10, { "flat" } },
     /* P = 5..8 `direct` above 512 KiB (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
      * --algo direct / flat / cells --barrier-each [--fresh-data] [--collie-alloc], 2
      * rounds, slowest rank's µs; direct's way for malloc buffers with more ranks than
