@@ -9,7 +9,9 @@
  *   ../cells.c and ../cells_blocks.c.
  * Rounds: per chunk, one flag wait per peer (its copy-in) and one for a free cell,
  *   pipelined over the ring of cells.  Bytes per rank: copies n into its cell (and n into
- *   its own block of RECV unless in place) and (P−1)·n out of its peers' cells.
+ *   its own block of RECV unless in place) and (P−1)·n out of its peers' cells.  A block
+ *   of at least (P − 1) × COLLIE_SHM_CELLS_LEND_MIN bytes in registered memory is lent
+ *   instead (../cells_in_place.c): its peers copy it straight from there.
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell;
  *   at most 255 ranks; block and v forms, in place.
  * Cost: T ≈ (n/c + 1)·t_flag + (P + 1)·n·β_mem, c the chunk (≤ a cell), copy-in and

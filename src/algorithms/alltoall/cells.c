@@ -9,7 +9,9 @@
  *   in the papers' message model.  Engine: ../cells.c and ../cells_blocks.c.
  * Rounds: per chunk, one flag wait per peer (its copy-in) and one for a free cell,
  *   pipelined over the ring of cells.  Bytes per rank: copies (P−1)·n into its cell,
- *   (P−1)·n out of its peers' cells, its own block once (not in place).
+ *   (P−1)·n out of its peers' cells, its own block once (not in place).  A rank whose
+ *   input lies in registered memory lends it instead (../cells_in_place.c): nothing into
+ *   its cell, its peers copy their blocks straight from its input.
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell's
  *   part (cell bytes / (P − 1)); at most 255 ranks; block form (alltoallv: every rank knows only
  *   its own counts, so the ranks cannot agree on the steps), in place.
