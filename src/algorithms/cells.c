@@ -75,6 +75,7 @@ void cells_free(cells_run *c) {
         free(c->srcs);
         free(c->view);
         free(c->source);
+        free(c->scratch);
     }
     free(c);
 }

@@ -208,7 +208,7 @@ static int copy_out(collie_request_t *req, cells_run *c, uint64_t t) {
 }
 
 /* reduce_scatter: the chunk of this rank's block at step t, from its input and its part
- * of every other rank's cell, reduced in rank order into RECV. */
+ * of every other rank's cell (or the lender's input), reduced in rank order into RECV. */
 static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
     collie_cells *cl = req->team->tp->cells;
     const collie_coll_args *a = &req->args;
@@ -218,9 +218,14 @@ static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
     piece(c, c->next_out, len, &at, &n);
     if (!n)
         return COLLIE_OK;
-    for (int q = 0; q < P; q++)
+    for (int q = 0; q < P; q++) {
+        int st = COLLIE_OK;
+        const char *lent = q == me ? NULL : cells_lent_source(req, c, q, off + at, n, &st);
+        if (st)
+            return st;
         c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + off + at
-                             : collie_cell(cl, q, t) + part_of(a, c, q, me);
+                   : lent ? lent : collie_cell(cl, q, t) + part_of(a, c, q, me);
+    }
     return collie_reduce_n((char *)req->buf[SBUF_RECV] + at, c->srcs, P, n / a->elem_size,
                            req->dtype, req->op);
 }

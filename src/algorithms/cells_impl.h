@@ -31,6 +31,7 @@ struct cells_run {
     uint8_t *source;        /* [size]: where this rank copies peer q's data of this call
                                from (cells_in_place.c; 0: not looked at yet) */
     const char **view;      /* [size]: q's lent data, mapped here (or NULL) */
+    char *scratch;          /* reduce_scatter: [size][chunk] read from lenders not mapped */
     bool begun;
     bool marked_done;       /* bcast `cells`: this rank marked the call done on the board */
     bool root_reduced;      /* reduce at P = 2, the non-root: the root freed the first step */
@@ -94,6 +95,10 @@ int cells_blocks_move(collie_request_t *req, cells_run *c);
  * data (alltoall: its whole input; allgather: its block) into dst when q lent them, and
  * says so in *done; else the caller copies them out of q's cell. */
 void cells_lend_begin(collie_request_t *req, cells_run *c);
+/* reduce_scatter: n bytes at `from` of peer q's lent input, where this rank can reduce
+ * them from (mapped, or read into scratch); NULL when q did not lend (or *st an error). */
+const char *cells_lent_source(collie_request_t *req, cells_run *c, int q, uint64_t from,
+                              uint64_t n, int *st);
 int cells_lent_fetch(collie_request_t *req, cells_run *c, int q, uint64_t from, char *dst,
                      uint64_t n, bool *done);
 

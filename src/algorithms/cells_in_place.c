@@ -2,19 +2,20 @@
  * cells_in_place.c — allgather and alltoall through the copy cells when a rank's data lie
  * in registered memory (collie_alloc, the shared heap): its peers copy them from there.
  *
- * A rank whose data of the call (allgather: its block; alltoall: its input, not in place)
+ * A rank whose data of the call (allgather: its block; alltoall and reduce_scatter: its
+ * input, not in place)
  * lie in its registered memory, in blocks of at least COLLIE_SHM_CELLS_LEND_MIN bytes,
  * lends them: before its first step it writes where they are into its `lent` line
  * (transport.h), then takes the call's steps as every rank does but copies nothing into
  * its cells — its `in` of step k says that chunk k may be read.  Each peer, at its first
  * step of the call, reads that line and copies the lender's chunks from the lender's
- * memory mapped into its own (one copy where the cells take two), or with
- * process_vm_readv where the mapping fails.  The lender returns only once every peer freed
+ * memory mapped into its own (one copy where the cells take two; reduce_scatter reduces
+ * straight out of it), or with process_vm_readv where the mapping fails.  The lender returns only once every peer freed
  * the call's last step: its memory is the user's again then.  Each rank decides for itself,
  * so buffers of both kinds mix across the ranks of a call, and the selection, which cannot
  * see the buffers, may take the cells for either kind.
- * Alltoall in place lends nothing: a rank overwrites its input block q with q's data while
- * q may still be reading that block.
+ * In place nothing is lent: alltoall overwrites its input block q with q's data while q may
+ * still be reading that block, reduce_scatter its block 0 with its result.
  * Cost: a lending rank saves its copy into the cells ((P−1)·n bytes for alltoall, n for
  * allgather) and its readers read its memory instead of its cells; it waits for the
  * slowest reader's last step at the end (one flag trip, more with ranks sharing cores).
@@ -29,6 +30,7 @@
  * 10.4-11.5 against 9.5-10.3 at P = 3 and 50-52 against 38-40 at P = 8 (the wait at the
  * end), P = 4 64-128 KiB mixed, 256 KiB 66-68 against 81-87.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/cells_impl.h"
@@ -43,10 +45,11 @@ static bool lendable(const collie_request_t *req, const char **data, uint64_t *l
     const collie_coll_args *a = &req->args;
     if (!a->single_copy || a->size < 2)
         return false;
-    if (a->coll == COLL_ALLTOALL && !a->in_place && !a->v) {
+    if ((a->coll == COLL_ALLTOALL || a->coll == COLL_REDUCE_SCATTER) && !a->in_place && !a->v) {
+        uint64_t recv;
+        collie_coll_buffer_bytes(a, a->rank, len, &recv);
         *data = req->buf[SBUF_SEND];
-        *block = a->bytes;
-        *len = (uint64_t)a->size * a->bytes;
+        *block = *len / (uint64_t)a->size;
         return true;
     }
     if (a->coll != COLL_ALLGATHER)
@@ -76,8 +79,8 @@ void cells_lend_begin(collie_request_t *req, cells_run *c) {
     /* published with the first step's `in` (a release store) */
     atomic_store_explicit(&l->first, cells_first_number(c, 0), memory_order_relaxed);
     c->lent = true;
-    static _Atomic bool logged;
-    if (!atomic_exchange(&logged, true))
+    static _Atomic bool logged[COLL_COUNT];   /* once per collective and process */
+    if (!atomic_exchange(&logged[req->args.coll], true))
         collie_log(COLLIE_LOG_DEBUG, "rank %d: its peers copy its %s data straight from its "
                    "registered memory (blocks from COLLIE_SHM_CELLS_LEND_MIN, %llu bytes)",
                    req->args.rank, collie_coll_name(req->args.coll),
@@ -94,12 +97,31 @@ static int source_of(collie_request_t *req, cells_run *c, int q) {
     if (atomic_load_explicit(&l->first, memory_order_acquire) != cells_first_number(c, 0))
         return c->source[q] = SOURCE_CELLS;
     c->view[q] = collie_map_peer(tp, q, l->pid, &l->ref, l->len);
-    static _Atomic bool logged;
-    if (!atomic_exchange(&logged, true))
-        collie_log(COLLIE_LOG_DEBUG, "rank %d: copies rank %d's lent %s data %s", req->args.rank,
+    static _Atomic bool logged[COLL_COUNT];
+    if (!atomic_exchange(&logged[req->args.coll], true))
+        collie_log(COLLIE_LOG_DEBUG, "rank %d: reads rank %d's lent %s data %s", req->args.rank,
                    q, collie_coll_name(req->args.coll),
                    c->view[q] ? "from its memory mapped here" : "with process_vm_readv");
     return c->source[q] = c->view[q] ? SOURCE_MAPPED : SOURCE_KERNEL;
+}
+
+const char *cells_lent_source(collie_request_t *req, cells_run *c, int q, uint64_t from,
+                              uint64_t n, int *st) {
+    int source = source_of(req, c, q);
+    *st = COLLIE_OK;
+    if (source == SOURCE_MAPPED)
+        return c->view[q] + from;
+    if (source == SOURCE_CELLS)
+        return NULL;
+    if (!c->scratch && !(c->scratch = malloc((size_t)req->args.size * c->chunk))) {
+        *st = collie_fail(COLLIE_ERR_NOMEM, "rank %d: no memory to read rank %d's lent %s data",
+                          req->args.rank, q, collie_coll_name(req->args.coll));
+        return NULL;
+    }
+    char *into = c->scratch + (size_t)q * c->chunk;
+    const collie_cells_lent *l = &req->team->tp->cells->ctrl[q].lent;
+    *st = direct_read_pid(req, q, l->pid, l->addr + from, into, n);
+    return *st ? NULL : into;
 }
 
 int cells_lent_fetch(collie_request_t *req, cells_run *c, int q, uint64_t from, char *dst,

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# allgather and alltoall through the copy cells with data lent in place
+# allgather, alltoall and reduce_scatter through the copy cells with data lent in place
 # (src/algorithms/cells_in_place.c): mp_colls' `cells` sweep (malloc and collie_alloc
 # buffers mixed across the ranks of a call, in place and not, small cells so that large
 # counts take many steps) with every registered block lent (COLLIE_SHM_CELLS_LEND_MIN=1),
-# under COLLIE_LOG=debug: every result exact, and every rank both lent its data and copied
-# a peer's lent data from its memory.  Then the same with lending off
+# under COLLIE_LOG=debug: every result exact, every rank both lent its data and read a
+# peer's lent data from its memory, and each of the three collectives was lent and read.  Then the same with lending off
 # (COLLIE_SHM_CELLS_LEND_MIN=0): exact, and no rank lent.
 # Usage: run_cells_lent.sh COLLIE_RUN MP_COLLS P
 set -euo pipefail
@@ -16,10 +16,14 @@ sweep() {   # lend_min
 log=$(sweep 1) || { echo "$log" | tail -40; exit 1; }
 grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep with lending"; echo "$log" | tail -20; exit 1; }
 for ((r = 0; r < P; r++)); do
-  grep -qE "collie\[$r\] debug: rank $r: its peers copy its (allgather|alltoall) data straight" <<<"$log" ||
+  grep -qE "collie\[$r\] debug: rank $r: its peers copy its [a-z_]+ data straight" <<<"$log" ||
     { echo "FAIL: rank $r never lent its data"; exit 1; }
-  grep -qE "collie\[$r\] debug: rank $r: copies rank [0-9]+'s lent (allgather|alltoall) data" <<<"$log" ||
-    { echo "FAIL: rank $r never copied a peer's lent data"; exit 1; }
+  grep -qE "collie\[$r\] debug: rank $r: reads rank [0-9]+'s lent [a-z_]+ data" <<<"$log" ||
+    { echo "FAIL: rank $r never read a peer's lent data"; exit 1; }
+done
+for c in allgather alltoall reduce_scatter; do
+  grep -qE "its peers copy its $c data straight" <<<"$log" || { echo "FAIL: no rank lent its $c data"; exit 1; }
+  grep -qE "reads rank [0-9]+'s lent $c data" <<<"$log" || { echo "FAIL: no rank read lent $c data"; exit 1; }
 done
 log=$(sweep 0) || { echo "$log" | tail -40; exit 1; }
 grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep without lending"; echo "$log" | tail -20; exit 1; }
