@@ -256,7 +256,14 @@ static const rule rules[] = {
     { COLL_ALLGATHER, 2, 2, 32 << 10, { "cells", "flat" } },
     { COLL_ALLGATHER, 3, 4, 8192, { "flat" } },
     { COLL_ALLGATHER, 5, 8, 1024, { "flat" } },
-    { COLL_ALLGATHER, 3, 8, 128 << 10, { "cells", "flat" } },
+    /* ... and since collie_alloc ranks lend their blocks through the cells (cells_in_place.c)
+     * `cells` up to 1 MiB (2026-12-03, the same command, best of 2, µs): malloc at P = 4
+     * 256 KiB / 512 KiB / 1 MiB 92 / 228 / 391 reused against direct's 100 / 254 / 429,
+     * fresh 92 / 238 / 470 against 104 / 250 / 477; P = 8 0.86-0.92 of direct's time;
+     * collie_alloc 0.95-1.05 (P = 4 512 KiB 128 / 156 against 135 / 159; P = 8 1 MiB 1743 /
+     * 3109 against 1664 / 3398).  At 2 MiB mixed (P = 3 malloc 810 / 1093 against 862 /
+     * 1014, collie_alloc 536 / 592 against 472 / 622), direct kept. */
+    { COLL_ALLGATHER, 3, 8, 1 << 20, { "cells", "flat" } },
     { COLL_ALLGATHER, 2, 8, ALL_BYTES, { "direct", "cells", "flat" } },
     { COLL_ALLGATHER, 9, 1 << 30, 4096, { "recursive_doubling", "flat" } },
     /* P = 5..8 (2026-11-25, collie-bench --algo flat / direct --barrier-each [--fresh-data],
