@@ -26,9 +26,9 @@ struct cells_run {
     const void **srcs;      /* [size] */
     fill_way fill;          /* how this rank copies into its cells in this call */
     fill_way out;           /* how a bcast reader copies out of the root's cells */
-    bool lent;              /* this call: the peers copy this rank's data straight from
+    bool lent;              /* this call: the peers read this rank's data straight from
                                its registered memory (cells_in_place.c) */
-    uint8_t *source;        /* [size]: where this rank copies peer q's data of this call
+    uint8_t *source;        /* [size]: where this rank reads peer q's data of this call
                                from (cells_in_place.c; 0: not looked at yet) */
     const char **view;      /* [size]: q's lent data, mapped here (or NULL) */
     char *scratch;          /* reduce_scatter: [size][chunk] read from lenders not mapped */
@@ -88,7 +88,7 @@ bool cells_blocks_accepts(const collie_coll_args *a, const char **why);
 void cells_blocks_begin(collie_request_t *req, cells_run *c);
 int cells_blocks_move(collie_request_t *req, cells_run *c);
 
-/* allgather and alltoall (cells_in_place.c): lend_begin, at the call's start once its
+/* allgather, alltoall, reduce_scatter (cells_in_place.c): lend_begin, at the call's start once its
  * steps are taken, lets the peers copy this rank's data straight from its registered
  * memory when they lie there and are large enough (c->lent; the call then waits at its
  * end until every peer freed its last step).  fetch copies n bytes at `from` of peer q's

@@ -1,19 +1,19 @@
 /*
- * cells_in_place.c — allgather and alltoall through the copy cells when a rank's data lie
- * in registered memory (collie_alloc, the shared heap): its peers copy them from there.
+ * cells_in_place.c — allgather, alltoall and reduce_scatter through the copy cells when a
+ * rank's data lie in registered memory (collie_alloc, the shared heap): its peers read
+ * them there.
  *
  * A rank whose data of the call (allgather: its block; alltoall and reduce_scatter: its
- * input, not in place)
- * lie in its registered memory, in blocks of at least COLLIE_SHM_CELLS_LEND_MIN bytes,
- * lends them: before its first step it writes where they are into its `lent` line
+ * input) lie in its registered memory, in blocks of at least COLLIE_SHM_CELLS_LEND_MIN
+ * bytes, lends them: before its first step it writes where they are into its `lent` line
  * (transport.h), then takes the call's steps as every rank does but copies nothing into
  * its cells — its `in` of step k says that chunk k may be read.  Each peer, at its first
- * step of the call, reads that line and copies the lender's chunks from the lender's
- * memory mapped into its own (one copy where the cells take two; reduce_scatter reduces
- * straight out of it), or with process_vm_readv where the mapping fails.  The lender returns only once every peer freed
- * the call's last step: its memory is the user's again then.  Each rank decides for itself,
- * so buffers of both kinds mix across the ranks of a call, and the selection, which cannot
- * see the buffers, may take the cells for either kind.
+ * step of the call, reads that line and copies the lender's data from the lender's memory
+ * mapped into its own (one copy where the cells take two; reduce_scatter reduces straight
+ * out of it), or with process_vm_readv where the mapping fails.  The lender returns only
+ * once every peer freed the call's last step: its memory is the user's again then.  Each
+ * rank decides for itself, so buffers of both kinds mix across the ranks of a call, and
+ * the selection, which cannot see the buffers, may take the cells for either kind.
  * In place nothing is lent: alltoall overwrites its input block q with q's data while q may
  * still be reading that block, reduce_scatter its block 0 with its result.
  * Cost: a lending rank saves its copy into the cells ((P−1)·n bytes for alltoall, n for

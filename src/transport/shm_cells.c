@@ -136,8 +136,9 @@ uint64_t collie_shm_stream_out_min(void) {
     return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
 }
 
-/* An allgather's or alltoall's blocks in registered memory from this size are copied by
- * the peers straight from there (algorithms/cells_in_place.c); 0: never.  Each rank's
+/* Blocks of an allgather, alltoall or reduce_scatter in registered memory from this size
+ * (allgather: P − 1 times it) are read by the peers straight from there
+ * (algorithms/cells_in_place.c); 0: never.  Each rank's
  * own setting: the ranks need not agree. */
 #define LEND_MIN_DEFAULT (32u * 1024u)
 uint64_t collie_shm_cells_lend_min(void) {

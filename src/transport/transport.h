@@ -146,8 +146,8 @@ _Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry 
  * for step t only when every rank freed step t − ncells).  `check[c]`: the call's hash of
  * the step in cell c (mismatched calls show). */
 /* A rank whose data of a call lie in its registered memory (collie_alloc, the shared heap)
- * may let its peers copy them from there instead of copying them into its cells first
- * (allgather and alltoall, algorithms/cells_in_place.c).  `first` is that call's first
+ * may let its peers read them there instead of copying them into its cells first
+ * (allgather, alltoall, reduce_scatter: algorithms/cells_in_place.c).  `first` is that call's first
  * step number (0: none yet); the other fields are written before it and before the call's
  * first `in`, and rewritten only after every peer freed the call's last step. */
 typedef struct collie_cells_lent {
@@ -190,10 +190,11 @@ typedef struct collie_cells {
                                     channels) instead: the cells' steps cost more than they
                                     save up to 512 KiB at P = 2, 256 KiB from P = 3
                                     (COLLIE_SHM_SLOTS_MAX, rank 0's) */
-    uint64_t lend_min;           /* this rank lets peers copy its data of an allgather or
-                                    alltoall straight out of its registered memory from
-                                    this many bytes (COLLIE_SHM_CELLS_LEND_MIN, each rank's
-                                    own; UINT64_MAX: never) */
+    uint64_t lend_min;           /* this rank lets peers read its data of an allgather,
+                                    alltoall or reduce_scatter straight out of its
+                                    registered memory in blocks from this many bytes
+                                    (allgather: P − 1 times it; COLLIE_SHM_CELLS_LEND_MIN,
+                                    each rank's own; UINT64_MAX: never) */
     bool stream;                 /* copies into the cells bypass the cache (collie_stream_copy):
                                     COLLIE_SHM_STREAM, else measured at set-up by ranks 0
                                     and 1 (transport/shm_copy_probe.c; rank 0's answer) and

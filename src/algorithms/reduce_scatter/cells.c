@@ -11,7 +11,9 @@
  *   phase.  Not in the papers' message model.  Engine: ../cells.c and ../cells_blocks.c.
  * Rounds: per chunk, one flag wait per peer (its copy-in) and one for a free cell,
  *   pipelined over the ring of cells.  Bytes per rank: copies (P−1)·n into its cell (n its
- *   block), reads (P−1)·n from its peers' cells, reduces P·n element-wise, writes n.
+ *   block), reads (P−1)·n from its peers' cells, reduces P·n element-wise, writes n.  A
+ *   rank whose input lies in registered memory lends it instead (../cells_in_place.c, not
+ *   in place): nothing into its cell, its peers reduce straight out of its input.
  * Restrictions: shm transport with copy cells (a->cell_bytes); elements at most a cell's
  *   part (cell bytes / (P − 1)); at most 255 ranks; any op (rank order, each result
  *   element reduced once, on its owner); the block form only.
