@@ -192,10 +192,19 @@ static peer_map *map_block(int pid, const collie_mem_ref *ref) {
     return victim;
 }
 
+/* COLLIE_SHM_MAP_PEERS=0: never map a peer's block, so that every reader takes the
+ * process_vm_readv fallback (as where /proc/<pid>/fd cannot be opened); tests use it. */
+static int map_peers_off = -1;
+static void map_peers_setting(void) { map_peers_off = collie_env_int("COLLIE_SHM_MAP_PEERS", 1) == 0; }
+
 const void *collie_shm_mem_map_peer(collie_transport *tp, int peer, int pid,
                                     const collie_mem_ref *ref, uint64_t len) {
     (void)tp;
     (void)peer;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, map_peers_setting);
+    if (map_peers_off)
+        return NULL;
     peer_map *m = NULL;
     for (int i = 0; i < PEER_MAPS && !m; i++)
         if (maps[i].base && maps[i].pid == pid && maps[i].fd == ref->fd && maps[i].serial == ref->serial)
