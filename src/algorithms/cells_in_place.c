@@ -81,7 +81,7 @@ void cells_lend_begin(collie_request_t *req, cells_run *c) {
     c->lent = true;
     static _Atomic bool logged[COLL_COUNT];   /* once per collective and process */
     if (!atomic_exchange(&logged[req->args.coll], true))
-        collie_log(COLLIE_LOG_DEBUG, "rank %d: its peers copy its %s data straight from its "
+        collie_log(COLLIE_LOG_DEBUG, "rank %d: its peers read its %s data straight from its "
                    "registered memory (blocks from COLLIE_SHM_CELLS_LEND_MIN, %llu bytes)",
                    req->args.rank, collie_coll_name(req->args.coll),
                    (unsigned long long)tp->cells->lend_min);

@@ -18,13 +18,13 @@ sweep() {   # lend_min
 log=$(sweep 1) || { echo "$log" | tail -40; exit 1; }
 grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep with lending"; echo "$log" | tail -20; exit 1; }
 for ((r = 0; r < P; r++)); do
-  grep -qE "collie\[$r\] debug: rank $r: its peers copy its [a-z_]+ data straight" <<<"$log" ||
+  grep -qE "collie\[$r\] debug: rank $r: its peers read its [a-z_]+ data straight" <<<"$log" ||
     { echo "FAIL: rank $r never lent its data"; exit 1; }
   grep -qE "collie\[$r\] debug: rank $r: reads rank [0-9]+'s lent [a-z_]+ data" <<<"$log" ||
     { echo "FAIL: rank $r never read a peer's lent data"; exit 1; }
 done
 for c in allgather alltoall reduce_scatter; do
-  grep -qE "its peers copy its $c data straight" <<<"$log" || { echo "FAIL: no rank lent its $c data"; exit 1; }
+  grep -qE "its peers read its $c data straight" <<<"$log" || { echo "FAIL: no rank lent its $c data"; exit 1; }
   grep -qE "reads rank [0-9]+'s lent $c data" <<<"$log" || { echo "FAIL: no rank read lent $c data"; exit 1; }
 done
 # Where a peer's memory cannot be mapped (COLLIE_SHM_MAP_PEERS=0) the readers take
@@ -38,5 +38,5 @@ done
 if grep -q "from its memory mapped here" <<<"$log"; then echo "FAIL: mapping off, yet a rank mapped"; exit 1; fi
 log=$(sweep 0) || { echo "$log" | tail -40; exit 1; }
 grep -q "passed (0 failures" <<<"$log" || { echo "FAIL: the sweep without lending"; echo "$log" | tail -20; exit 1; }
-if grep -q "lent\|its peers copy" <<<"$log"; then echo "FAIL: lending off, yet a rank lent"; exit 1; fi
+if grep -q "lent\|its peers read" <<<"$log"; then echo "FAIL: lending off, yet a rank lent"; exit 1; fi
 echo "cells sweep exact at P=$P with lent data (mapped and read by the kernel) and without; every rank lent and read lent data"
