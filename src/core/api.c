@@ -96,12 +96,13 @@ static bool same_call(const collie_request_t *r, const call *c, unsigned generat
            r->algo_generation == generation;
 }
 
-static collie_request_t *cached(collie_team_t *team, const call *c) {
+/* The cached plan of this call with its buffers set, or NULL (*st: an error setting them). */
+static collie_request_t *cached(collie_team_t *team, const call *c, int *st) {
     for (unsigned i = 0; i < sizeof team->cache / sizeof team->cache[0]; i++) {
         collie_request_t *r = team->cache[i];
         if (same_call(r, c, collie_select_generation)) {
-            collie_request_set_buffers(r, c->sendbuf, c->recvbuf);
-            return r;
+            *st = collie_request_set_buffers(r, c->sendbuf, c->recvbuf);
+            return *st ? NULL : r;
         }
     }
     return NULL;
@@ -127,7 +128,9 @@ static int blocking_owned(collie_team_t *team, call *c) {
         return st;
     if (c->v)
         return blocking_once(team, c);
-    collie_request_t *req = cached(team, c);
+    collie_request_t *req = cached(team, c, &st);
+    if (st)
+        return st;
     if (!req) {
         if ((st = plan(team, c, true, &req)) != COLLIE_OK)
             return st;

@@ -81,6 +81,10 @@ struct collie_request {
     collie_op_t op;
     void *buf[SBUF_COUNT];          /* send, recv, tmp */
     void *tmp_alloc;
+    const void *aliased_send;       /* sendbuf overlapping recvbuf (not COLLIE_IN_PLACE): the
+                                       user's, copied to send_copy at each start */
+    void *send_copy;                /* buf[SBUF_SEND] while aliased_send is set */
+    size_t send_copy_bytes, send_copy_cap;
     bool persistent;
     bool started;                   /* started at least once */
     bool active;                    /* started and not finished */
@@ -189,7 +193,7 @@ int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int
                            const collie_coll_v *v, collie_dtype_t dtype, collie_op_t op,
                            int root, int persistent, collie_request_t **out);
 /* Points a planned request at a call's buffers (as collie_request_build_v does). */
-void collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf);
+int collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf);
 
 /* Call identities (call_id.c). */
 void collie_call_id_init(collie_request_t *req);   /* req->id from args, dtype, op */

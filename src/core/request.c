@@ -3,6 +3,7 @@
  * the team's queue, free.  Testing and waiting (spin, yield, sleep) are in wait.c.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,11 +45,43 @@ int collie_request_build_with(collie_team_t *team, const collie_algorithm *alg, 
                                   root, persistent, out);
 }
 
-void collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf) {
+/* A send buffer that overlaps the receive buffer without COLLIE_IN_PLACE (MPI calls it
+ * erroneous; MPI-1 programs passed, say, an allgather's own block of recvbuf as sendbuf):
+ * every algorithm may overwrite such input before it has read or sent all of it (wrong
+ * results, found by mp_alias), so the call reads a private copy, made at each start. */
+static int set_aside_if_aliased(collie_request_t *req) {
+    uint64_t send, recv;
+    collie_coll_buffer_bytes(&req->args, req->args.rank, &send, &recv);
+    const char *s = req->buf[SBUF_SEND], *r = req->buf[SBUF_RECV];
+    req->aliased_send = NULL;
+    if (!send || !recv || !s || !r || !(s < r + recv && r < s + send))
+        return COLLIE_OK;
+    if (req->send_copy_cap < send) {
+        void *p = realloc(req->send_copy, send);
+        if (!p)
+            return collie_fail(COLLIE_ERR_NOMEM, "no memory for a copy of the %llu-byte send "
+                               "buffer that overlaps the receive buffer",
+                               (unsigned long long)send);
+        req->send_copy = p;
+        req->send_copy_cap = send;
+    }
+    static _Atomic bool logged;   /* once per process */
+    if (!atomic_exchange(&logged, true))
+        collie_log(COLLIE_LOG_WARN, "rank %d: collie_%s: sendbuf overlaps recvbuf (MPI calls that "
+                   "erroneous; COLLIE_IN_PLACE says it): the send data are copied aside at the "
+                   "start of every such call", req->args.rank, collie_coll_name(req->args.coll));
+    req->aliased_send = s;
+    req->send_copy_bytes = send;
+    req->buf[SBUF_SEND] = req->send_copy;
+    return COLLIE_OK;
+}
+
+int collie_request_set_buffers(collie_request_t *req, const void *sendbuf, void *recvbuf) {
     if (req->args.coll == COLL_SCATTER && recvbuf == COLLIE_IN_PLACE)
         recvbuf = (void *)sendbuf;
     req->buf[SBUF_SEND] = req->args.in_place ? recvbuf : (void *)sendbuf;
     req->buf[SBUF_RECV] = recvbuf;
+    return req->args.in_place ? COLLIE_OK : set_aside_if_aliased(req);
 }
 
 static void fill_args(collie_request_t *req, collie_team_t *team, int coll, bool in_place,
@@ -100,7 +133,13 @@ int collie_request_build_v(collie_team_t *team, const collie_algorithm *alg, int
     req->persistent = persistent != 0;
     if (a->any_order)
         req->pers_id = team->pers_seq++ & ~COLLIE_PERSISTENT_SEQ;
-    collie_request_set_buffers(req, sendbuf, recvbuf);
+    st = collie_request_set_buffers(req, sendbuf, recvbuf);
+    if (st) {
+        collie_handle_remove(req, COLLIE_HANDLE_REQUEST);
+        team->nrequests--;
+        free(req);
+        return st;
+    }
     req->algo = alg ? alg : choose(a);
     if (!req->algo) {
         bool commutative = a->commutative;
@@ -178,6 +217,8 @@ int collie_start_owned(collie_request_t *req) {
                            "with collie_%s_init to start it again)", collie_coll_name(req->args.coll),
                            collie_coll_name(req->args.coll));
     req->started = true;
+    if (req->aliased_send)
+        memcpy(req->send_copy, req->aliased_send, req->send_copy_bytes);
     if (req->check_step)
         collie_check_start(req);
     if (req->args.any_order) {
@@ -331,6 +372,7 @@ void collie_request_free(collie_request_t *req) {
     free(req->trailing);
     free(req->busy);
     free(req->tmp_alloc);
+    free(req->send_copy);
     free(req);
     if (team)
         collie_team_leave(team);
