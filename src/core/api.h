@@ -36,6 +36,9 @@ size_t collie_call_own(const collie_call *c, int rank);
  * and what is wrong with it. */
 int collie_api_check(collie_team_t *team, const collie_call *c);
 
+/* Forgets the ranges found mapped at earlier calls (collie_free unmapped some). */
+void collie_api_forget_mapped(void);
+
 int collie_api_blocking(collie_team_t *team, collie_call *c);
 int collie_api_nonblocking(collie_team_t *team, const collie_call *c, collie_request_t **req);
 int collie_api_persistent(collie_team_t *team, const collie_call *c, collie_request_t **req);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "core/api.h"
 #include "core/internal.h"
 #include "core/core.h"
 #include "core/mcast_team.h"
@@ -111,4 +112,5 @@ void collie_free(collie_team_t *team, void *ptr) {
     if (!ptr || collie_team_check(team, "collie_free"))
         return;
     team->tp->ops->mem_free(team->tp, ptr);
+    collie_api_forget_mapped();   /* its pages may be gone (api_check.c) */
 }

@@ -150,6 +150,26 @@ static void one_buffer_short(err_ctx *e)
     free(whole);
 }
 
+/* A buffer found mapped for one count (api_check.c remembers the range) is checked again
+ * for a larger count that runs past its mapping. */
+static void mapped_then_longer(err_ctx *e)
+{
+    size_t n = 1 << 20;
+    char *p = mmap(NULL, 2 * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        err_fail(e, "cannot map the buffer of mapped_then_longer");
+        return;
+    }
+    munmap(p + n, n);
+    memset(p, 1, n);
+    for (int rep = 0; rep < 2; rep++)
+        expect(e, collie_bcast(e->team, p, n, COLLIE_UINT8, 0), COLLIE_OK, NULL,
+               "bcast of a whole 1 MiB mapping");
+    expect(e, collie_bcast(e->team, p, 2 * n, COLLIE_UINT8, 0), COLLIE_ERR_ARG, "not mapped",
+           "bcast of 2 MiB from a 1 MiB mapping that a 1 MiB bcast found mapped");
+    munmap(p, n);
+}
+
 static void after_finalize(err_ctx *e)
 {
     int64_t s[4] = { 0 }, r[4];
@@ -180,6 +200,7 @@ int err_test_misuse(err_ctx *e)
     wild_ops(e);
     count_beyond_buffer(e);
     one_buffer_short(e);
+    mapped_then_longer(e);
     usable(e, "wild ops and huge counts");
     after_finalize(e);
     return e->failures ? 1 : 0;
