@@ -144,35 +144,9 @@ static void check(const alias_case *c, const char *algo, int form, int st) {
     mp_call m = { .coll = c->k.coll, .v = c->k.v };
     if (++failures <= 10)
         fprintf(stderr, "FAIL: rank %d: %s (algorithm %s, %s, %zu int64 per block, root %d, "
-                "sendbuf %s recvbuf, %s): %s\n", me, c->k.coll == COLL_ALLREDUCE ? "collie_allreduce"
-                : c->k.coll == COLL_REDUCE ? "collie_reduce" : mp_colls_fn(&m), algo, forms[form],
+                "sendbuf %s recvbuf, %s): %s\n", me, mp_colls_fn(&m), algo, forms[form],
                 c->n, c->root, c->k.alias == SAME ? "==" : "at its own block of",
                 c->registered ? "collie_alloc" : "malloc", what);
-}
-
-/* allreduce and reduce in the three forms (mp_colls_call has the other collectives). */
-static int call_reduction(const mp_call *m, int form, const char **algo) {
-    collie_request_t *r = NULL;
-    int st;
-    *algo = NULL;
-    bool all = m->coll == COLL_ALLREDUCE;
-    if (form == FORM_BLOCKING)
-        return all ? collie_allreduce(w, m->send, m->recv, m->count, m->dt, m->op)
-                   : collie_reduce(w, m->send, m->recv, m->count, m->dt, m->op, m->root);
-    if (form == FORM_SPLIT)
-        st = all ? collie_iallreduce(w, m->send, m->recv, m->count, m->dt, m->op, &r)
-                 : collie_ireduce(w, m->send, m->recv, m->count, m->dt, m->op, m->root, &r);
-    else
-        st = all ? collie_allreduce_init(w, m->send, m->recv, m->count, m->dt, m->op, &r)
-                 : collie_reduce_init(w, m->send, m->recv, m->count, m->dt, m->op, m->root, &r);
-    if (!st && form == FORM_PERSISTENT)
-        st = collie_start(r);
-    if (!st)
-        st = collie_wait(r);
-    if (r)
-        *algo = collie_request_algorithm(r);
-    collie_request_free(r);
-    return st;
 }
 
 static bool setup(alias_case *c) {
@@ -206,8 +180,7 @@ static void run(const kind *k, size_t n, bool registered, const char *forced) {
             return;
         }
         fill(&c, &m);
-        int st = k->coll <= COLL_REDUCE ? call_reduction(&m, form, &ran)
-                                        : mp_colls_call(w, &m, form, &ran);
+        int st = mp_colls_call(w, &m, form, &ran);
         check(&c, ran ? ran : forced, form, st);
         teardown(&c);
     }

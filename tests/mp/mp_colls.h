@@ -12,9 +12,9 @@
 
 enum { FORM_BLOCKING, FORM_SPLIT, FORM_PERSISTENT, FORM_COUNT };
 
-/* The arguments of one call, for every collective: count is the block form's count, own
- * the v form's own count (sendcount, recvcount); c/d the counts and displacements
- * (alltoallv: send ones), rc/rd alltoallv's recv ones. */
+/* The arguments of one call, for every collective but bcast and barrier: count is the
+ * block form's count, own the v form's own count (sendcount, recvcount); c/d the counts
+ * and displacements (alltoallv: send ones), rc/rd alltoallv's recv ones. */
 typedef struct mp_call {
     int coll;                   /* enum collie_coll (algorithms/algorithm.h) */
     bool v;

@@ -12,6 +12,8 @@ static int which(const mp_call *c) {
     static const int base[] = { [COLL_ALLGATHER] = 0, [COLL_REDUCE_SCATTER] = 2,
                                 [COLL_ALLTOALL] = 4, [COLL_GATHER] = 6, [COLL_SCATTER] = 8,
                                 [COLL_SCAN] = 10, [COLL_EXSCAN] = 11 };
+    if (c->coll == COLL_ALLREDUCE || c->coll == COLL_REDUCE)
+        return 12 + (c->coll == COLL_REDUCE);
     return base[c->coll] + (c->v ? 1 : 0);
 }
 
@@ -27,7 +29,9 @@ const char *mp_colls_fn(const mp_call *c) {
         "collie_scatter",
         "collie_scatterv",
         "collie_scan",
-        "collie_exscan" };
+        "collie_exscan",
+        "collie_allreduce",
+        "collie_reduce" };
     return names[which(c)];
 }
 
@@ -45,6 +49,8 @@ static int blocking(collie_team_t *t, const mp_call *c) {
     case 9: return collie_scatterv(t, c->send, c->c, c->d, c->recv, c->own, c->dt, c->root);
     case 10: return collie_scan(t, c->send, c->recv, c->count, c->dt, c->op);
     case 11: return collie_exscan(t, c->send, c->recv, c->count, c->dt, c->op);
+    case 12: return collie_allreduce(t, c->send, c->recv, c->count, c->dt, c->op);
+    case 13: return collie_reduce(t, c->send, c->recv, c->count, c->dt, c->op, c->root);
     default: return COLLIE_ERR_ARG;
     }
 }
@@ -63,6 +69,8 @@ static int split(collie_team_t *t, const mp_call *c, collie_request_t **r) {
     case 9: return collie_iscatterv(t, c->send, c->c, c->d, c->recv, c->own, c->dt, c->root, r);
     case 10: return collie_iscan(t, c->send, c->recv, c->count, c->dt, c->op, r);
     case 11: return collie_iexscan(t, c->send, c->recv, c->count, c->dt, c->op, r);
+    case 12: return collie_iallreduce(t, c->send, c->recv, c->count, c->dt, c->op, r);
+    case 13: return collie_ireduce(t, c->send, c->recv, c->count, c->dt, c->op, c->root, r);
     default: return COLLIE_ERR_ARG;
     }
 }
@@ -81,6 +89,8 @@ static int persistent(collie_team_t *t, const mp_call *c, collie_request_t **r) 
     case 9: return collie_scatterv_init(t, c->send, c->c, c->d, c->recv, c->own, c->dt, c->root, r);
     case 10: return collie_scan_init(t, c->send, c->recv, c->count, c->dt, c->op, r);
     case 11: return collie_exscan_init(t, c->send, c->recv, c->count, c->dt, c->op, r);
+    case 12: return collie_allreduce_init(t, c->send, c->recv, c->count, c->dt, c->op, r);
+    case 13: return collie_reduce_init(t, c->send, c->recv, c->count, c->dt, c->op, c->root, r);
     default: return COLLIE_ERR_ARG;
     }
 }
