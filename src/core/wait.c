@@ -86,6 +86,15 @@ static bool outside_progress(const collie_team_t *team) {
     return collie_outside_progress && !team->tp->ops->progress && collie_outside_progress();
 }
 
+/* One sleep on the transport (or the head request's driver) of at most ns. */
+static void nap(collie_team_t *team, uint32_t token, uint64_t ns) {
+    collie_request_t *h = team->head;
+    if (h && h->algo->driver && h->algo->driver->sleep)
+        h->algo->driver->sleep(h, token, ns);
+    else
+        team->tp->ops->sleep(team->tp, token, ns);
+}
+
 /* Sleeps on the transport until woken, at most until `until` (ns); at most
  * COLLIE_OUTSIDE_SLICE_NS if `outside` (progress outside collie wants this rank back). */
 static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until, bool outside) {
@@ -97,11 +106,14 @@ static int sleep_once(collie_team_t *team, collie_request_t *req, uint64_t until
         uint64_t now = collie_now_ns(), slice = outside ? COLLIE_OUTSIDE_SLICE_NS : 20000000ull;
         if (until > now && until - now < slice)
             slice = until - now;
-        collie_request_t *h = team->head;
-        if (h && h->algo->driver && h->algo->driver->sleep)
-            h->algo->driver->sleep(h, token, slice);
-        else
-            tp->ops->sleep(tp, token, slice);
+        /* Still announced as sleeping: a writer from now on sees it and wakes this rank;
+         * one that raced with the announcement wrote before the first nap ends. */
+        uint64_t first = tp->ops->peer_sleeps && slice > COLLIE_SLEEP_RECHECK_NS ? COLLIE_SLEEP_RECHECK_NS : slice;
+        nap(team, token, first);
+        if (first < slice && (st = collie_progress_queue(team, req)) == COLLIE_TIMEOUT) {
+            collie_wake_flush(tp);
+            nap(team, token, slice - first);
+        }
     }
     tp->ops->sleep_done(tp);
     return st;

@@ -78,11 +78,11 @@ static void mixed_destroy(collie_transport *tp) {
 
 static const collie_transport_ops mixed_ops = {
     "shm+mpi", mixed_wake, mixed_sleep_prepare, cm_mpi_sleep, mixed_sleep_done, mixed_check_peer,
-    mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_mpi_progress, NULL, NULL,
+    mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_mpi_progress, NULL, NULL, NULL,
 };
 static const collie_transport_ops mixed_rma_ops = {
     "shm+mpi-rma", mixed_wake, mixed_sleep_prepare, cm_rma_sleep, mixed_sleep_done, mixed_check_peer,
-    mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_rma_progress, NULL, NULL,
+    mixed_mem_alloc, mixed_mem_free, mixed_destroy, cm_rma_progress, NULL, NULL, NULL,
 };
 
 /* local_of[r] for every rank r of comm: its rank in `node`, or -1. */

@@ -97,9 +97,32 @@ void collie_channels_free(collie_transport *tp) {
     tp->sent = tp->received = NULL;
 }
 
+/* Does some noted peer say it sleeps?  Plain loads: see collie_wake_flush. */
+static bool noted_peer_sleeps(collie_transport *tp) {
+    for (int i = 0; i < tp->nwake; i++)
+        if (tp->ops->peer_sleeps(tp, tp->wake_list[i]))
+            return true;
+    return false;
+}
+
+static void forget_noted(collie_transport *tp) {
+    for (int i = 0; i < tp->nwake; i++)
+        tp->wake_pending[tp->wake_list[i]] = 0;
+    tp->nwake = 0;
+}
+
 void collie_wake_flush(collie_transport *tp) {
     if (!tp->nwake)
         return;
+    /* The fence waits until this rank's last stores reach the peers (a cache-line trip,
+     * ~0.15 us) — at every return to the caller.  A peer that does not say it sleeps
+     * needs no wake-up; one whose announcement this rank read too early (before it was
+     * visible, while its re-check read this rank's words before they were) looks again
+     * after COLLIE_SLEEP_RECHECK_NS (core/wait.c, sleep_once). */
+    if (tp->ops->peer_sleeps && !noted_peer_sleeps(tp)) {
+        forget_noted(tp);
+        return;
+    }
     /* Orders the notifications and credits stored so far before the reads of the peers'
      * sleeping flags in ops->wake (a sleeper sets its flag, fences, then re-checks). */
     atomic_thread_fence(memory_order_seq_cst);

@@ -41,7 +41,7 @@ static void loop_destroy(collie_transport *tp) {
 
 static const collie_transport_ops loop_ops = {
     "loop", loop_wake, loop_sleep_prepare, loop_sleep, loop_sleep_done, loop_check_peer,
-    loop_mem_alloc, loop_mem_free, loop_destroy, NULL, NULL, NULL,
+    loop_mem_alloc, loop_mem_free, loop_destroy, NULL, NULL, NULL, NULL,
 };
 
 int collie_loop_create(int size, collie_transport **tps) {

@@ -47,6 +47,10 @@ static void shm_wake(collie_transport *tp, int peer) {
     }
 }
 
+static bool shm_peer_sleeps(collie_transport *tp, int peer) {
+    return atomic_load_explicit(&ctrl_of(tp, peer)->sleeping, memory_order_relaxed) != 0;
+}
+
 static uint32_t shm_sleep_prepare(collie_transport *tp) {
     shm_ctrl *c = ctrl_of(tp, tp->rank);
     uint32_t token = atomic_load(&c->doorbell);
@@ -140,7 +144,7 @@ static void shm_destroy(collie_transport *tp) {
 static const collie_transport_ops shm_ops = {
     "shm", shm_wake, shm_sleep_prepare, shm_sleep, shm_sleep_done, shm_check_peer,
     collie_shm_mem_alloc, collie_shm_mem_free, shm_destroy, NULL, collie_shm_mem_find,
-    collie_shm_mem_map_peer,
+    collie_shm_mem_map_peer, shm_peer_sleeps,
 };
 
 static int read_env(int *rank, int *size, const char **job) {

@@ -11,7 +11,8 @@
  * `consumed` = s (release), which returns the slot to p (credit).  Both counters only grow,
  * so there is no reset race.  Whoever changes something another rank may sleep on calls
  * `collie_wake_later(tp, peer)`; `collie_wake_flush(tp)` (one full fence, then
- * `ops->wake` for each noted peer) must run before the rank returns to its caller, yields
+ * `ops->wake` for each noted peer; on shm the fence only when a noted peer says it
+ * sleeps, see collie_wake_flush) must run before the rank returns to its caller, yields
  * or sleeps.  Deferring the fence keeps it off the critical path: the store of a
  * notification drains while the writer goes on polling its own inbox.
  *
@@ -242,6 +243,10 @@ typedef struct collie_transport_ops {
     /* Optional: a local pointer to peer's registered data (pid owns it), or NULL. */
     const void *(*mem_map_peer)(struct collie_transport *tp, int peer, int pid,
                                 const collie_mem_ref *ref, uint64_t len);
+    /* Optional: does peer say it sleeps (one plain load, no fence)?  With it,
+     * collie_wake_flush fences only when some noted peer does, and a sleeper looks at its
+     * words again after COLLIE_SLEEP_RECHECK_NS (core/wait.c); NULL: always fence. */
+    bool (*peer_sleeps)(struct collie_transport *tp, int peer);
 } collie_transport_ops;
 
 typedef struct collie_transport {
@@ -323,8 +328,14 @@ static inline void collie_wake_later(collie_transport *tp, int peer) {
         tp->wake_list[tp->nwake++] = peer;
     }
 }
-/* One full fence, then wakes every noted peer that sleeps (channels.c). */
+/* Wakes every noted peer that sleeps, after one full fence (channels.c); with
+ * ops->peer_sleeps, no fence when none of them says it sleeps. */
 void collie_wake_flush(collie_transport *tp);
+
+/* A sleeper looks at its words again this long after it announced that it sleeps: a
+ * writer that skipped the fence (collie_wake_flush) may have read the announcement before
+ * it was visible, while the sleeper read the writer's words before they were. */
+#define COLLIE_SLEEP_RECHECK_NS 50000ull
 
 /* Is [ptr, ptr+len) in this rank's registered memory?  Then *ref names it, else ref->fd
  * is -1. */
