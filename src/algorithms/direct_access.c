@@ -234,7 +234,7 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
     if (!tuned && a->bytes >= tp->cells->kernel_min)
         return false;
     bool mapped = !some_unmapped(req);
-    if (a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN &&
+    if (mapped && a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN &&
         !direct_pair_split(req))
         return true;
     if (mapped && !path_tune_mapped_trial(req))
