@@ -25,7 +25,7 @@ for r in $(seq 1 "$rounds"); do
       printf '[%4s ns] %s P=%s %s %-12s' "${probe:--}" "$v" "$P" "$coll" "${d#--}:"
       "$b/collie-run" -n "$P" "$b/collie-bench" --coll "$coll" --min-bytes "$min" \
         --max-bytes "$max" --step-factor 2 "$d" "$@" 2>/dev/null |
-        awk '!/^#/ { printf " %s", $4 } END { print "" }'
+        awk '!/^#/ { printf " %s", $6 } END { print "" }'
     done
   done
 done

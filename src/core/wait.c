@@ -292,6 +292,12 @@ int collie_request_test(collie_request_t *req, int timeout_ms) {
         return st;
     st = test_unflushed(req, timeout_ms);
     collie_wake_flush(req->team->tp);
+    /* A barrier is left only once this rank's own last stores (its arrival) have reached
+     * the others, as it was before collie_wake_flush stopped fencing at every return: the
+     * rank that arrived last then leaves with the others instead of a cache-line trip
+     * (~0.15 us) ahead of them, which the call after the barrier would pay for. */
+    if (st == COLLIE_OK && req->args.coll == COLL_BARRIER)
+        atomic_thread_fence(memory_order_seq_cst);
     collie_team_leave(req->team);
     return st;
 }
