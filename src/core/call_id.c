@@ -195,6 +195,13 @@ int collie_no_extra_message(const collie_request_t *req) {
      * number may be the next start's, already sent by a rank that went on. */
     if (req->args.coll != COLL_BCAST || (req->call_seq & COLLIE_PERSISTENT_SEQ))
         return COLLIE_OK;
+    /* Two ranks: a reader need not look.  If the two disagree on the root, either both
+     * are roots (each root's look finds the other's message) or both read (they wait,
+     * and the stall check names the two calls).  The look costs the reader a cache-line
+     * trip when the root is already writing its next message into that slot (~0.1 us of
+     * a 0.5 us bcast after a barrier, on the VM of session 43). */
+    if (req->args.size == 2 && req->args.rank != req->args.root)
+        return COLLIE_OK;
     const collie_transport *tp = req->team->tp;
     for (int q = 0; q < tp->size; q++) {
         if (q == tp->rank || (tp->discard && tp->discard[q]))
