@@ -126,10 +126,7 @@ void collie_wake_flush(collie_transport *tp) {
     /* Orders the notifications and credits stored so far before the reads of the peers'
      * sleeping flags in ops->wake (a sleeper sets its flag, fences, then re-checks). */
     atomic_thread_fence(memory_order_seq_cst);
-    for (int i = 0; i < tp->nwake; i++) {
-        int peer = tp->wake_list[i];
-        tp->wake_pending[peer] = 0;
-        tp->ops->wake(tp, peer);
-    }
-    tp->nwake = 0;
+    for (int i = 0; i < tp->nwake; i++)
+        tp->ops->wake(tp, tp->wake_list[i]);
+    forget_noted(tp);
 }
