@@ -17,7 +17,10 @@
  * How: every rank that fills cells in a call decides for itself (the readers copy out
  * whatever way the cells were filled, so no agreement is needed).  Per
  * collective and size class (the power of two at or below the call's bytes, from
- * FILL_TUNE_MIN), after FILL_SKIP untimed calls, a trial of six calls: current, other,
+ * FILL_TUNE_MIN), after FILL_SKIP untimed calls (from 1 MiB, with path tuning on, after
+ * the first 6: the way trial's calls through the cells, path_tune_cells_calls_in_trial;
+ * its counted call through the cells was one of this trial's slower tries before), a
+ * trial of six calls: current, other,
  * other, current, other, current (a trend that is still settling favours neither), each
  * timed from the start of its steps through the cells to the end of the call on this rank
  * (a bcast root's end includes its readers' copies).  The other way is taken when its
@@ -40,7 +43,8 @@
  * every reader for itself (its call
  * timed from its first step to its end; the root's fill does not change within a reader's
  * trial, whose window lies FILL_TRIAL_CALLS calls after the fill's: calls 8-13 of a
- * class, then 128 or more later, where the fill's are calls 2-7).  The first calls' way is the
+ * class (from 1 MiB with path tuning on 12-17), then 128 or more later, where the
+ * fill's are calls 2-7 (6-11)).  The first calls' way is the
  * fixed rule of COLLIE_SHM_STREAM_OUT_MIN (default 3/4 of the last-level cache: 24 MiB on
  * the VMs below, all with 32 MiB of L3).  bcast 8 MiB at P = 2 with fresh data through
  * the cells, streaming out against memcpy: 520-620 against 1,015-1,030 us on session 36's
@@ -60,6 +64,7 @@
 #include <stdlib.h>
 
 #include "core/fill_tune.h"
+#include "core/path_tune.h"
 #include "base/base.h"
 
 #define FILL_TUNE_MIN (256u * 1024u)
@@ -111,13 +116,27 @@ static int trial_position(const fill_class *c, uint64_t n) {
     return n >= c->trial_at && n - c->trial_at < FILL_TRIAL_CALLS ? (int)(n - c->trial_at) : -1;
 }
 
+/* The call number of a class's first trial: the fills' after FILL_SKIP calls and after
+ * the way trial's calls through the cells (path_tune_cells_calls_in_trial); the copies out
+ * of the cells in the window after the fills'; the copies out of mapped buffers (calls
+ * that go no way through the cells, after the way trial's first counted ones) as the
+ * copies out were before. */
+static uint64_t first_trial(const collie_request_t *req, int dir) {
+    if (dir == FILL_MAPPED)
+        return FILL_SKIP + FILL_TRIAL_CALLS;
+    int into = path_tune_cells_calls_in_trial(req);
+    if (into < FILL_SKIP)
+        into = FILL_SKIP;
+    return (uint64_t)into + (dir == FILL_OUT ? FILL_TRIAL_CALLS : 0);
+}
+
 static fill_way begin(collie_request_t *req, int dir, bool start_way) {
     fill_class *c = class_for(req, dir);
     if (!c)
         return (fill_way){ start_way, false, (uint8_t)dir, 0 };
     if (!c->period) {   /* the class's first call */
         c->way = start_way;
-        c->trial_at = FILL_SKIP + (dir != FILL_INTO ? FILL_TRIAL_CALLS : 0);
+        c->trial_at = first_trial(req, dir);
         c->period = FILL_TRIAL_FIRST;
     }
     uint64_t n = c->calls++;

@@ -361,3 +361,17 @@ void path_tune_record_mapped(collie_request_t *req, int path, uint64_t ns) {
 void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
     record(req, path, ns, TABLE_SCHED);
 }
+
+/* Declared in path_tune.h.  From LARGE_CLASS a trial's calls through the cells are its
+ * untimed calls and two blocks (the user way's, or the cells' against the mapped buffers:
+ * fewer); below, the trial's blocks start after 64 untimed calls, within which the copy
+ * trials have run.  Measured before this rule (2026-12-03, Intel Xeon VM, P = 2, bcast
+ * 1 MiB with fresh data, COLLIE_LOG=debug): the copy trial's streaming-store call (235 us)
+ * was the way trial's one counted call through the cells (the others 77-83 us with
+ * memcpy), so the kernel copy (109-234 us) was taken at once, and the call ran at 110-125
+ * us against 64-72 for binary_tree. */
+int path_tune_cells_calls_in_trial(const collie_request_t *req) {
+    int k = collie_size_class(req->args.bytes);
+    trial_plan t = plan_of(k);
+    return path_tune_on(req) && k >= LARGE_CLASS ? t.skip + 2 * t.block : 0;
+}

@@ -67,5 +67,11 @@ int path_tune_sched_pick(collie_request_t *req);
 /* Is req's call (its way picked) one whose time counts in the trial (not yet decided)? */
 bool path_tune_sched_timed(collie_request_t *req);
 void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns);
+/* How many of the first calls through the copy cells of req's size class may be the way
+ * trial's own (its untimed calls and its timed blocks through the cells; 0 with path tuning
+ * off): fill_tune.c starts its trials of the copies into and out of the cells after them,
+ * so that no call the way trial counts is one of the copy trial's slower tries.  The same
+ * on every rank. */
+int path_tune_cells_calls_in_trial(const collie_request_t *req);
 
 #endif

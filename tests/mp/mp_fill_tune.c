@@ -88,7 +88,8 @@ static int one_call(collie_team_t *w, int coll, double *in, double *out, size_t 
 }
 
 int main(int argc, char **argv) {
-    int calls = argc > 1 ? atoi(argv[1]) : 16;   /* both trials: calls 2-7 and 8-13 */
+    /* both trials: calls 2-7 and 8-13 (after a way trial, 6-11 and 12-17) */
+    int calls = argc > 1 ? atoi(argv[1]) : 16;
     bool mapped = argc > 2 && strcmp(argv[2], "mapped") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());

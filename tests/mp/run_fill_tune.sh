@@ -7,8 +7,9 @@
 # the root times no copy out.  In allgather and alltoall every rank does both: it fills
 # its cells and copies the others' out; the reductions copy nothing out (they reduce).
 # The same for allgather and alltoall `direct` copying out of collie_alloc buffers mapped
-# from the peers.  Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways:
-# no call timed.
+# from the peers.  With path tuning on, no decider tries streaming stores in a size class
+# before its way choice there.  Then COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0
+# fix the ways: no call timed.
 # Usage: run_fill_tune.sh COLLIE_RUN MP_FILL_TUNE P
 set -euo pipefail
 run=$1 prog=$2 P=$3
@@ -73,6 +74,24 @@ for c in "bcast $bcast_readers" "allgather $(seq 0 $root)" "alltoall $(seq 0 $ro
   for r; do timed_both "$r" "$coll" mapped; done
 done
 if grep -qE "(through|out of) the cells took" <<<"$log"; then fail "mapped: calls went through the cells"; fi
+# With path tuning on (COLLIE_SHM_KERNEL_MIN unset) the decider's way trial (path_tune.c)
+# comes first: the copy trial's calls with the other way (streaming stores are slower for
+# these calls on most machines) must not be calls the way trial counts.  So no rank that
+# decides (rank 0 for allreduce, the root P - 1 for bcast and reduce) logs a call through
+# the cells with streaming stores in a size class before its way choice for that class.
+log=$(env -u COLLIE_SHM_KERNEL_MIN COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 24 2>&1) ||
+  { echo "$log" | tail -40; exit 1; }
+[ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "path tuning on: not every rank checked its results"
+for c in "allreduce 0" "bcast $root" "reduce $root"; do
+  set -- $c
+  for bytes in 1048576 2097152; do
+    mine=$(grep "^collie\[$2\] " <<<"$log" || true)
+    choice=$(grep -n "rank $2: $1 of $bytes B up to .* taking" <<<"$mine" | head -1 | cut -d: -f1)
+    [ -n "$choice" ] || fail "path tuning on: rank $2 chose no way for $1 of $bytes B"
+    early=$(head -n "$choice" <<<"$mine" | grep -c "rank $2: $1 of $bytes B through the cells took .* with streaming stores" || true)
+    [ "$early" = 0 ] || fail "path tuning on: rank $2 tried streaming stores in $1 of $bytes B before its way choice"
+  done
+done
 log=$(COLLIE_SHM_STREAM=1 COLLIE_SHM_STREAM_OUT_MIN=0 COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 4 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'calls of each collective at 2 sizes exact' <<<"$log")" = "$P" ] || fail "fixed ways: not every rank checked its results"
 if grep -qE "(through|out of) the (cells|peers' mapped buffers) took" <<<"$log"; then fail "COLLIE_SHM_STREAM=1 and COLLIE_SHM_STREAM_OUT_MIN=0 fix the ways, yet calls were timed"; fi
