@@ -258,19 +258,24 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
 #define BCAST_MANY_SLOTS_MAX (32u * 1024u)
 /* reduce at P = 2 through the cells goes whole (cells.c): 512 KiB with fresh data
  * 32-34 us against the slots' 59-64, reused 34-36 against 41-44; at 256 KiB the slots
- * still win with reused data (18 against 27 us). */
+ * still win with reused data (18 against 27 us).  Where the way is tuned and both ranks
+ * have a core the decider tries the slots at every size instead (pair_tries_slots). */
 #define REDUCE_PAIR_SLOTS_MAX (256u * 1024u)
 
-/* bcast at P = 2 where both ranks have a core, with the way tuned (path_tune.c): the
- * decider tries the slots at every size, beside the cells and the kernel copy.  Measured
- * (2026-12-03, Intel Xeon VM, collie-bench --barrier-each [--fresh-data], µs, slowest
- * rank): binomial's schedule through the slots against direct_copy through the cells
- * 1 MiB 71-86 against 84-95, 2 MiB 158-170 against 183-210, 8 MiB 647-704 against
- * 683-802, reused and fresh alike; on the same kind of VM on 2026-11-25 the cells won
- * 1 MiB with fresh data (0.74x) and lost it reused (1.27x).  One rank per core: the
- * trial's single timed calls are too noisy with more ranks than cores. */
-static bool bcast_pair_tries_slots(const collie_request_t *req) {
-    return req->args.coll == COLL_BCAST && req->args.size == 2 && path_tune_on(req) &&
+/* bcast and reduce at P = 2 where both ranks have a core, with the way tuned
+ * (path_tune.c): the decider tries the slots at every size, beside the cells and the
+ * kernel copy.  Measured (2026-12-03, Intel Xeon VM, collie-bench --barrier-each
+ * [--fresh-data], µs, slowest rank): bcast, binomial's schedule through the slots against
+ * direct_copy through the cells, 1 MiB 71-86 against 84-95, 2 MiB 158-170 against
+ * 183-210, 8 MiB 647-704 against 683-802, reused and fresh alike; reduce, binomial against
+ * direct_segments (which took the cells), fresh 512 KiB 40-45 against 69-71, 1 MiB 88-94
+ * against 111-136, 4 MiB 461-479 against 520-551, reused equal within 10 %.  On the same
+ * kind of VM on 2026-11-25 the cells won bcast 1 MiB with fresh data (0.74x) and lost it
+ * reused (1.27x), and won reduce 512 KiB (REDUCE_PAIR_SLOTS_MAX below).  One rank per
+ * core: the trial's timed calls are too noisy with more ranks than cores. */
+static bool pair_tries_slots(const collie_request_t *req) {
+    int c = req->args.coll;
+    return (c == COLL_BCAST || c == COLL_REDUCE) && req->args.size == 2 && path_tune_on(req) &&
            !req->team->tp->oversubscribed;
 }
 
@@ -290,10 +295,10 @@ static bool slots_by_size(const collie_request_t *req) {
 }
 
 /* The slots, unless the decider chose the cells for this call (path_tune.c tries both
- * where the size allows the slots, and for a P = 2 bcast with a buffer that is not mapped
- * at every size: then the slots are its PATH_USER). */
+ * where the size allows the slots, and for a P = 2 bcast or reduce with a buffer that is
+ * not mapped at every size: then the slots are its PATH_USER). */
 bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
-    bool chosen = d->had_choice && !d->all_mapped && bcast_pair_tries_slots(req);
+    bool chosen = d->had_choice && !d->all_mapped && pair_tries_slots(req);
     return (slots_by_size(req) || chosen) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
@@ -351,7 +356,7 @@ static void post(collie_request_t *req, direct_state *d) {
     bool decides = path_tune_on(req) && req->args.rank == path_tune_decider(req);
     if (decides) {
         collie_board_entry *e = &req->team->tp->board[req->args.rank];
-        e->path = path_tune_pick(req, slots_by_size(req) || bcast_pair_tries_slots(req));
+        e->path = path_tune_pick(req, slots_by_size(req) || pair_tries_slots(req));
         e->mapped_path = path_tune_pick_mapped(req);
         d->posted_ns = collie_now_ns();
     }
