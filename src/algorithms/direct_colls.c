@@ -179,8 +179,6 @@ static bool use_slots(const collie_request_t *req, colls_state *d) {
             unmapped = true;
     if (!tp->cells || (!unmapped && !(d->cells && path_tune_mapped_trial(req))))
         return false;
-    if (unmapped && d->cells && path_tune_on(req) && !path_tune_kernel_trial(req))
-        return true;   /* the cells, untimed */
     if (!path_tune_on(req))
         return d->total < tp->cells->kernel_min;
     const collie_board_entry *e = &tp->board[path_tune_decider(req)];

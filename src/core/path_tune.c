@@ -201,21 +201,6 @@ bool path_tune_mapped_trial(const collie_request_t *req) {
            !req->team->tp->oversubscribed;
 }
 
-/* alltoall with more ranks than cores: no kernel-copy trial.  There one timed call per
- * block and way is mostly which rank the scheduler ran, and the trial's calls through the
- * cells are also the copy-way trials' (fill_tune.c), so it took the kernel copy where the
- * cells were faster: measured (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
- * --barrier-each [--fresh-data], 2 rounds, slowest rank's µs, the trial against
- * COLLIE_SHM_KERNEL_MIN=0) P = 3 fresh 1 / 4 MiB blocks 643-634 / 3840-4114 against
- * 536-534 / 3082-3333, P = 4 fresh 4 MiB 6529-6580 against 5633-5849, reused 0.95-0.99
- * of the trial's time; the cells by themselves at P = 3, 2 / 8 MiB fresh 1411-1525 /
- * 7083-7637 against `direct`'s 1670-1950 / 8352-9087.  For the other collectives the same
- * A/B was mixed (bcast 256 KiB at P = 4: 28 us with the trial, 60-77 without), so they
- * keep it. */
-bool path_tune_kernel_trial(const collie_request_t *req) {
-    return path_tune_on(req) && !(req->args.coll == COLL_ALLTOALL && req->team->tp->oversubscribed);
-}
-
 int path_tune_pick_mapped(collie_request_t *req) {
     return path_tune_mapped_trial(req) ? pick(req, TABLE_MAPPED, TRIAL_MAPPED_CELLS) : PATH_MAPPED;
 }
@@ -369,7 +354,14 @@ void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
  * 1 MiB with fresh data, COLLIE_LOG=debug): the copy trial's streaming-store call (235 us)
  * was the way trial's one counted call through the cells (the others 77-83 us with
  * memcpy), so the kernel copy (109-234 us) was taken at once, and the call ran at 110-125
- * us against 64-72 for binary_tree. */
+ * us against 64-72 for binary_tree.  The same mix-up had alltoall with more ranks than
+ * cores take the kernel copy where the cells were faster on the AMD EPYC VM of session 40
+ * (P = 3 fresh 1 / 4 MiB blocks 643 / 3840-4114 us against 536 / 3082-3333), so that
+ * driver took the cells untimed until session 44; on its Intel Xeon VM the kernel copy
+ * was the faster way there (bench/ab_builds.sh, P = 3 and 4, alltoall 512 KiB-4 MiB, 2
+ * rounds, untimed cells against the trial: P = 3 2 MiB 1824-1963 / 1976-2092 us reused /
+ * fresh against 1235-1269 / 1551-1579, P = 4 2 MiB 2604-2629 / 3217-3355 against
+ * 1713-1885 / 2338-2573), and it times both ways again. */
 int path_tune_cells_calls_in_trial(const collie_request_t *req) {
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);

@@ -44,10 +44,6 @@ int path_tune_pick(collie_request_t *req, bool cells_trial);
  * mapped buffers (path tuning on, at least PATH_MAPPED_TRIAL_MIN bytes, every rank has a
  * core)?  The same answer on every rank. */
 bool path_tune_mapped_trial(const collie_request_t *req);
-/* Would a call like req whose buffers are not all mapped time the kernel copy against
- * the user-space way (path tuning on, and not alltoall with more ranks than cores, whose
- * driver then takes the copy cells untimed)?  The same answer on every rank. */
-bool path_tune_kernel_trial(const collie_request_t *req);
 /* The way the decider chooses for req's call if every buffer turns out mapped:
  * PATH_MAPPED, or from PATH_MAPPED_TRIAL_MIN bytes where every rank has a core PATH_MAPPED
  * or PATH_CELLS from timed calls (posted on the board beside the other). */
