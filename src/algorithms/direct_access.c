@@ -294,12 +294,17 @@ static bool slots_by_size(const collie_request_t *req) {
     return req->args.bytes <= max;
 }
 
+/* May req take the slots: by its size, or (where the decider chose its way: by_choice)
+ * as a P = 2 bcast or reduce at any size (pair_tries_slots)? */
+static bool slots_allowed(const collie_request_t *req, bool by_choice) {
+    return slots_by_size(req) || (by_choice && pair_tries_slots(req));
+}
+
 /* The slots, unless the decider chose the cells for this call (path_tune.c tries both
  * where the size allows the slots, and for a P = 2 bcast or reduce with a buffer that is
  * not mapped at every size: then the slots are its PATH_USER). */
 bool direct_use_slots(const collie_request_t *req, const direct_state *d) {
-    bool chosen = d->had_choice && !d->all_mapped && pair_tries_slots(req);
-    return (slots_by_size(req) || chosen) && !(d->had_choice && d->path == PATH_CELLS);
+    return slots_allowed(req, d->had_choice) && !(d->had_choice && d->path == PATH_CELLS);
 }
 
 /* The slots path: the schedule, then what DIRECT_WAIT_DONE waits for (the caller's).  The
@@ -356,7 +361,7 @@ static void post(collie_request_t *req, direct_state *d) {
     bool decides = path_tune_on(req) && req->args.rank == path_tune_decider(req);
     if (decides) {
         collie_board_entry *e = &req->team->tp->board[req->args.rank];
-        e->path = path_tune_pick(req, slots_by_size(req) || pair_tries_slots(req));
+        e->path = path_tune_pick(req, slots_allowed(req, true));
         e->mapped_path = path_tune_pick_mapped(req);
         d->posted_ns = collie_now_ns();
     }
