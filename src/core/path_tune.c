@@ -117,6 +117,8 @@ typedef struct tune_class {
     uint8_t calls;      /* calls timed so far */
     uint8_t chosen;     /* 0 until decided, then 1 + the way */
     uint8_t trial;      /* 0 until the first call, then 1 + TRIAL_* */
+    uint8_t skip;       /* 0, or the untimed calls once the warm-up ended them (warm_up) */
+    uint64_t warm_ns;   /* the untimed calls' time so far */
 } tune_class;
 
 static int blocks_of(const tune_class *c) { return trial_blocks[c->trial - 1]; }
@@ -162,6 +164,39 @@ static trial_plan plan_of(int k) {
     return k >= LARGE_CLASS ? (trial_plan){ 2, 2 } : (trial_plan){ 64, 4 };
 }
 
+/* Below LARGE_CLASS, a call that moves at least 1 MiB through its rank all the same (its
+ * input or its output: allgather, alltoall and reduce_scatter of P blocks) ends its untimed
+ * calls once they took WARM_NS together (at least WARM_MIN_CALLS of them, at most the 64):
+ * its first calls touch its pages as a large call's do, and each takes long.  An alltoall
+ * of 512 KiB blocks at P = 8 takes 1.3-2.5 ms a call on 2 cores, so with 64 untimed calls
+ * a benchmark's 100 ms of them never reached the trial, and its schedule sent through the
+ * slots where the kernel copy took 0.6 of the time (2026-12-03, Intel Xeon VM).  Not fewer
+ * calls than that: with more ranks than cores each rank of a schedule chooses for its own
+ * messages, and after 8 untimed calls the ranks of an alltoall at P = 4, 512 KiB (0.4 ms a
+ * call) chose differently in 2 launches of 3 (some the kernel copy, some the slots:
+ * 1.1-1.2x the time of a unanimous choice); after 32 they agreed.  At least 8: after the
+ * copy trial's calls (fill_tune.c: FILL_SKIP, then 6). */
+#define WARM_NS (16u * 1000u * 1000u)
+#define WARM_MIN_CALLS 8
+
+static bool moves_large(const collie_request_t *req) {
+    uint64_t send, recv;
+    collie_coll_buffer_bytes(&req->args, req->args.rank, &send, &recv);
+    return (send > recv ? send : recv) >= (1ull << LARGE_CLASS);
+}
+
+/* The class's untimed calls: the plan's, or as many as it took to warm up (above). */
+static int skip_of(const tune_class *c, trial_plan t) { return c->skip ? c->skip : t.skip; }
+
+/* An untimed call of ns into the class's warm-up. */
+static void warm_up(const collie_request_t *req, tune_class *c, trial_plan t, uint64_t ns) {
+    if (c->skip || c->calls >= t.skip || collie_size_class(req->args.bytes) >= LARGE_CLASS)
+        return;
+    c->warm_ns += ns;
+    if (c->calls + 1 >= WARM_MIN_CALLS && c->warm_ns >= WARM_NS && moves_large(req))
+        c->skip = (uint8_t)(c->calls + 1);
+}
+
 /* When the cells are tried, the last of the untimed calls go through them, as many as the
  * ring has cells (a call takes at least one, so they go once round it): a call uses a few
  * cells of the ring and the next call the following ones (cells_impl.h), so without this
@@ -185,6 +220,7 @@ static int pick(collie_request_t *req, enum table table, int trial) {
     if (c->chosen)
         return c->chosen - 1;
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
+    t.skip = skip_of(c, t);
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;
     if (block < 0 && cells_warm_up(req, c, t))
         return PATH_CELLS;
@@ -317,6 +353,8 @@ static void record(collie_request_t *req, int path, uint64_t ns, enum table tabl
                way_name(path));
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
+    warm_up(req, c, t, ns);
+    t.skip = skip_of(c, t);
     bool counted = c->calls >= t.skip && (c->calls - t.skip) % t.block != 0;
     bool median = !req->team->tp->oversubscribed;
     if (counted && c->in_block && c->block_way != path)
@@ -349,8 +387,8 @@ void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
 
 /* Declared in path_tune.h.  From LARGE_CLASS a trial's calls through the cells are its
  * untimed calls and two blocks (the user way's, or the cells' against the mapped buffers:
- * fewer); below, the trial's blocks start after 64 untimed calls, within which the copy
- * trials have run.  Measured before this rule (2026-12-03, Intel Xeon VM, P = 2, bcast
+ * fewer); below, the trial's blocks start after 8-64 untimed calls (warm_up), within
+ * which the copy trials have run.  Measured before this rule (2026-12-03, Intel Xeon VM, P = 2, bcast
  * 1 MiB with fresh data, COLLIE_LOG=debug): the copy trial's streaming-store call (235 us)
  * was the way trial's one counted call through the cells (the others 77-83 us with
  * memcpy), so the kernel copy (109-234 us) was taken at once, and the call ran at 110-125

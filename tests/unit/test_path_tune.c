@@ -10,6 +10,9 @@
  *   - one call of the fastest way 50x slower (a descheduled peer): still that way;
  *   - a large size class whose kernel copy loses by more than 1.5x in its first block:
  *     decided early, the user way;
+ *   - a call that moves at least 1 MiB through its rank in blocks of less (alltoall of
+ *     512 KiB blocks on 8 ranks) ends its untimed calls once they took 16 ms (8 ... 64
+ *     of them); one that moves less keeps the 64;
  *   - with more ranks than cores (the transport says so) the fastest call of a block
  *     counts: the slots of the first case are taken.
  */
@@ -137,6 +140,30 @@ static void trials(void) {
     check(calls == 6, "large class, clear loss: decided after %d calls, want 6 (2 untimed, 2 "
           "blocks of 2)", calls);
     free(f->team.path_tune);
+
+    /* an alltoall of 512 KiB blocks on 8 ranks (4 MiB through each rank, below the large
+     * class by its blocks): its untimed calls end once they took 16 ms together, at
+     * least 8 of them, at most 64; an alltoall of 64 KiB blocks (512 KiB through each
+     * rank) keeps the 64 untimed calls however long they take */
+    static const struct { uint64_t block, call_ns; int want; } warm[] = {
+        { 512 << 10, 2000000, 8 + 16 },     /* 8 calls of 2 ms */
+        { 512 << 10, 400000, 40 + 16 },     /* 40 calls of 0.4 ms */
+        { 512 << 10, 100000, 64 + 16 },     /* 64 calls of 0.1 ms: 6.4 ms */
+        { 64 << 10, 2000000, 64 + 16 },     /* too little moved per call */
+    };
+    for (size_t i = 0; i < sizeof warm / sizeof warm[0]; i++) {
+        fake_init(f, warm[i].block);
+        f->req.args.coll = COLL_ALLTOALL;
+        f->req.args.size = f->team.size = f->tp.size = 8;
+        model w = { .cost = { [PATH_USER] = warm[i].call_ns, [PATH_KERNEL] = warm[i].call_ns / 2 },
+                    .slow_call = -1 };
+        way = run_trial(f, &w, false, &calls);
+        check(way == PATH_KERNEL && calls == warm[i].want, "alltoall of %llu KiB blocks on 8 "
+              "ranks, %.1f ms a call: took way %d after %d calls, want the kernel copy after %d",
+              (unsigned long long)warm[i].block >> 10, warm[i].call_ns / 1e6, way, calls,
+              warm[i].want);
+        free(f->team.path_tune);
+    }
 
     /* more ranks than cores: the first case's slots, by their fastest calls */
     fake_init(f, 128 << 10);
