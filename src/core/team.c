@@ -27,7 +27,14 @@ int collie_team_create(collie_transport *tp, collie_team_t **out) {
     t->timeout_ns = ms > 0 ? (uint64_t)ms * 1000000ull : 0;
     long long spin = collie_env_int("COLLIE_SPIN_NS", tp->oversubscribed ? 0 : 100000);
     t->spin_ns = spin > 0 ? (uint64_t)spin : 0;
-    long long yields = collie_env_int("COLLIE_YIELDS", 32);
+    /* With more ranks than cores the yields are a waiter's only polling (no spin), and a
+     * rank that sleeps pays a futex wake-up per hand-over: 256 there (2026-12-03, Intel
+     * Xeon VM, P = 3, 512 KiB, collie-bench --barrier-each, 2 rounds, best of each, 256
+     * against 32: allreduce 0.72-0.73, reduce 0.72-0.76, bcast 0.49-0.87, allgather 0.75,
+     * alltoall 0.89-0.91 of the time; 8 B-32 KiB and 8 MiB within the noise, as at P = 4
+     * and 8).  A yield with nothing else to run returns at once, so 256 is a spin of a few
+     * hundred microseconds at most before the sleep. */
+    long long yields = collie_env_int("COLLIE_YIELDS", tp->oversubscribed ? 256 : 32);
     t->max_yields = yields > 0 ? (int)yields : 0;
     t->check_calls = collie_env_int("COLLIE_CHECK", 0) > 0;
     int st = collie_handle_add(t, COLLIE_HANDLE_TEAM);
