@@ -170,12 +170,14 @@ static trial_plan plan_of(int k) {
  * its first calls touch its pages as a large call's do, and each takes long.  An alltoall
  * of 512 KiB blocks at P = 8 takes 1.3-2.5 ms a call on 2 cores, so with 64 untimed calls
  * a benchmark's 100 ms of them never reached the trial, and its schedule sent through the
- * slots where the kernel copy took 0.6 of the time (2026-12-03, Intel Xeon VM).  Not fewer
- * calls than that: with more ranks than cores each rank of a schedule chooses for its own
- * messages, and after 8 untimed calls the ranks of an alltoall at P = 4, 512 KiB (0.4 ms a
- * call) chose differently in 2 launches of 3 (some the kernel copy, some the slots:
- * 1.1-1.2x the time of a unanimous choice); after 32 they agreed.  At least 8: after the
- * copy trial's calls (fill_tune.c: FILL_SKIP, then 6). */
+ * slots where the kernel copy took 0.6 of the time (2026-12-03, Intel Xeon VM).  16 ms,
+ * a sixth of such a benchmark's calls, rather than a fixed few calls: the untimed calls
+ * keep the first calls' page faults and cold caches out of the trial, and the more of
+ * them the better where they cost little.  (With more ranks than cores each rank of a
+ * schedule chooses the way of its own messages, and at P = 4, 512 KiB, 0.4 ms a call, the
+ * ranks chose differently in 2 launches of 3 after 8 untimed calls and in 3 of 4 after 64:
+ * the noise of shared cores, not the warm-up.)  At least 8: after the copy trial's calls
+ * (fill_tune.c: FILL_SKIP, then 6). */
 #define WARM_NS (16u * 1000u * 1000u)
 #define WARM_MIN_CALLS 8
 
@@ -387,19 +389,19 @@ void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns) {
 
 /* Declared in path_tune.h.  From LARGE_CLASS a trial's calls through the cells are its
  * untimed calls and two blocks (the user way's, or the cells' against the mapped buffers:
- * fewer); below, the trial's blocks start after 8-64 untimed calls (warm_up), within
- * which the copy trials have run.  Measured before this rule (2026-12-03, Intel Xeon VM, P = 2, bcast
- * 1 MiB with fresh data, COLLIE_LOG=debug): the copy trial's streaming-store call (235 us)
- * was the way trial's one counted call through the cells (the others 77-83 us with
- * memcpy), so the kernel copy (109-234 us) was taken at once, and the call ran at 110-125
- * us against 64-72 for binary_tree.  The same mix-up had alltoall with more ranks than
- * cores take the kernel copy where the cells were faster on the AMD EPYC VM of session 40
- * (P = 3 fresh 1 / 4 MiB blocks 643 / 3840-4114 us against 536 / 3082-3333), so that
- * driver took the cells untimed until session 44; on its Intel Xeon VM the kernel copy
- * was the faster way there (bench/ab_builds.sh, P = 3 and 4, alltoall 512 KiB-4 MiB, 2
- * rounds, untimed cells against the trial: P = 3 2 MiB 1824-1963 / 1976-2092 us reused /
- * fresh against 1235-1269 / 1551-1579, P = 4 2 MiB 2604-2629 / 3217-3355 against
- * 1713-1885 / 2338-2573), and it times both ways again. */
+ * fewer); below, the trial's blocks start after 8-64 untimed calls (warm_up), within which
+ * the copy trials have run.  Measured before this rule (2026-12-03, Intel Xeon VM, P = 2,
+ * bcast 1 MiB with fresh data, COLLIE_LOG=debug): the copy trial's streaming-store call
+ * (235 us) was the way trial's one counted call through the cells (the others 77-83 us
+ * with memcpy), so the kernel copy (109-234 us) was taken at once, and the call ran at
+ * 110-125 us against 64-72 for binary_tree.  The same mix-up had alltoall with more ranks
+ * than cores take the kernel copy where the cells were faster on the AMD EPYC VM of
+ * session 40 (P = 3 fresh 1 / 4 MiB blocks 643 / 3840-4114 us against 536 / 3082-3333), so
+ * that driver took the cells untimed until session 44; on its Intel Xeon VM the kernel
+ * copy was the faster way there (bench/ab_builds.sh, P = 3 and 4, alltoall 512 KiB-4 MiB,
+ * 2 rounds, untimed cells against the trial: P = 3 2 MiB 1824-1963 / 1976-2092 us reused /
+ * fresh against 1235-1269 / 1551-1579, P = 4 2 MiB 2604-2629 / 3217-3355 against 1713-1885
+ * / 2338-2573), and it times both ways again. */
 int path_tune_cells_calls_in_trial(const collie_request_t *req) {
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
