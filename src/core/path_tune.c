@@ -190,9 +190,10 @@ static bool moves_large(const collie_request_t *req) {
 /* The class's untimed calls: the plan's, or as many as it took to warm up (above). */
 static int skip_of(const tune_class *c, trial_plan t) { return c->skip ? c->skip : t.skip; }
 
-/* An untimed call of ns into the class's warm-up. */
+/* An untimed call of ns into the class's warm-up (from LARGE_CLASS the plan's 2 untimed
+ * calls end before WARM_MIN_CALLS). */
 static void warm_up(const collie_request_t *req, tune_class *c, trial_plan t, uint64_t ns) {
-    if (c->skip || c->calls >= t.skip || collie_size_class(req->args.bytes) >= LARGE_CLASS)
+    if (c->skip || c->calls >= t.skip)
         return;
     c->warm_ns += ns;
     if (c->calls + 1 >= WARM_MIN_CALLS && c->warm_ns >= WARM_NS && moves_large(req))
