@@ -279,6 +279,18 @@ static bool pair_tries_slots(const collie_request_t *req) {
            !req->team->tp->oversubscribed;
 }
 
+/* reduce with more ranks than cores: the slots run flat's schedule (reduce/direct_segments.c:
+ * every input to the root, the root reduces), which the decider tries at every size beside
+ * the cells and the kernel copy.  Measured (2026-12-04, Intel Xeon VM, P = 3, collie-bench
+ * --coll reduce --algo all --barrier-each [--fresh-data], malloc buffers): reduce `flat`
+ * took 0.6-0.9 of direct_segments' time at every size from 512 KiB to 8 MiB (2 MiB reused
+ * 274 against 338 us, fresh 353 against 540): with ranks in turn on the cores the
+ * segments' P-way split only adds waits; the root reducing alone while the others copy in
+ * keeps both cores busy.  Mapped buffers keep the segments (0.5-0.7 of flat's time). */
+static bool shared_cores_tries_slots(const collie_request_t *req) {
+    return req->args.coll == COLL_REDUCE && req->args.shared_cores && path_tune_on(req);
+}
+
 /* A call that would take the cells but is at most collie_cells.slots_max bytes runs the
  * algorithm's schedule (build()) through the slots instead, as a schedule algorithm does:
  * up to ~512 KiB the cells' steps cost more than they save (docs/design.md); lower for
@@ -297,7 +309,7 @@ static bool slots_by_size(const collie_request_t *req) {
 /* May req take the slots: by its size, or (where the decider chose its way: by_choice)
  * as a P = 2 bcast or reduce at any size (pair_tries_slots)? */
 static bool slots_allowed(const collie_request_t *req, bool by_choice) {
-    return slots_by_size(req) || (by_choice && pair_tries_slots(req));
+    return slots_by_size(req) || (by_choice && (pair_tries_slots(req) || shared_cores_tries_slots(req)));
 }
 
 /* The slots, unless the decider chose the cells for this call (path_tune.c tries both

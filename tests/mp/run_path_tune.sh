@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mp_path_tune under COLLIE_LOG=debug: every call exact (the program checks), and the log
 # shows that the decider of each collective timed both ways (and at 32 and 256 KiB, where
-# the slots serve, the copy cells as a third; a P = 2 bcast or reduce with a core per rank
-# at 1 MiB too) and chose one: rank 0 for
+# the slots serve, the copy cells as a third; a P = 2 bcast or reduce with a core per rank,
+# and a reduce with more ranks than cores, at 1 MiB too) and chose one: rank 0 for
 # allreduce, the root (P - 1) for reduce and bcast; then reduce and bcast with the root
 # moving every call, checked exact.  The algorithms that have the choice are
 # forced (auto takes others at some sizes: trees for a small bcast).
@@ -44,11 +44,14 @@ for c in "allreduce 0" "reduce $root" "bcast $root"; do
     grep -q "collie\[$2\] debug: rank $2: $1 of $b B took .* us by the copy cells" <<<"$log" ||
       fail "$1: rank $2 never timed a $b B call through the copy cells"
   done
-  # ... and for a bcast or reduce at P = 2 with a core per rank at every size: there the
-  # slots are among the ways at 1 MiB too (direct_access.c, pair_tries_slots)
-  if [ "$1" != allreduce ] && [ "$P" = 2 ] && [ "$P" -le "$(nproc)" ]; then
+  # ... and for a bcast or reduce at P = 2 with a core per rank, and a reduce with more
+  # ranks than cores, at every size: there the slots are among the ways at 1 MiB too
+  # (direct_access.c, pair_tries_slots and shared_cores_tries_slots; the reduce's slots
+  # then run flat's schedule, checked exact like every call)
+  if { [ "$1" != allreduce ] && [ "$P" = 2 ] && [ "$P" -le "$(nproc)" ]; } ||
+     { [ "$1" = reduce ] && [ "$P" -gt "$(nproc)" ]; }; then
     grep -q "collie\[$2\] debug: rank $2: $1 of 1048576 B took .* us by the copy cells" <<<"$log" ||
-      fail "$1: rank $2 never timed a 1 MiB call through the copy cells (P = 2: the slots, the cells and the kernel copy)"
+      fail "$1: rank $2 never timed a 1 MiB call through the copy cells (the slots, the cells and the kernel copy are its ways)"
     grep -q "collie\[$2\] info: rank $2: $1 of 1048576 B up to .* (the slots), the copy cells .* taking" <<<"$log" ||
       fail "$1: rank $2's choice at 1 MiB is not among the slots, the cells and the kernel copy"
   elif grep -E "debug: rank [0-9]*: $1 of 1048576 B took .* us by the copy cells" <<<"$log"; then

@@ -201,6 +201,7 @@ static void variants(const collie_algorithm *alg, int P, size_t count, sweep_sta
                     a.commutative = comm;
                     a.idempotent = (alg->needs & ALGO_NEEDS_IDEMPOTENT) != 0;
                     a.root = roots[ri];
+                    a.shared_cores = count % 2;   /* reduce direct_segments: flat's schedule */
                     if (v) {
                         vcall_make(&vc, &a);
                         a.v = vc.v;

@@ -18,8 +18,11 @@
  * Cost: T ≈ 2·t_sync + n·(1 + 1/P)·β_mem + n/P·(P−1)·γ.  build() gives the same data flow
  *   as messages (a flat reduce-scatter, then a gather to the root) for the verifier and the
  *   simulator; at P = 2 reduce `flat`'s schedule (the non-root's input to the root), the
- *   same bytes in one round.  A call of at most COLLIE_SHM_SLOTS_MAX bytes whose buffers
- *   are not all mapped runs this schedule through the slots (direct_access.c).
+ *   same bytes in one round, and so with more ranks than cores (args.shared_cores: there
+ *   the root reducing alone beat the P-way split, direct_access.c).  A call of at most
+ *   COLLIE_SHM_SLOTS_MAX bytes whose buffers are not all mapped runs this schedule through
+ *   the slots (direct_access.c), with more ranks than cores at every size where the
+ *   decider timed the slots fastest.
  */
 #include "algorithms/direct_access.h"
 #include "algorithms/flat_reduce.h"
@@ -28,7 +31,7 @@ void direct_schedule_reduce(collie_schedule *s, const collie_coll_args *a) {
     if (algo_trivial_reduction(s, a))
         return;
     int P = a->size, me = a->rank, root = a->root;
-    if (P == 2) {
+    if (P == 2 || a->shared_cores) {
         if (me != root)
             sched_put(s, root, sched_at(SBUF_SEND, 0), a->bytes);
         else
