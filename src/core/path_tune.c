@@ -7,7 +7,8 @@
  *     every rank and posts it on the board;
  *   - the schedules' messages (every other algorithm, through the executor): each rank
  *     picks the way of the messages it sends (core/executor_prepare.c), and the receiver
- *     follows the chunking of what arrives, so no agreement is needed.  Only for
+ *     follows the chunking of what arrives, so no agreement is needed for the results;
+ *     once rank 0 chose, every rank takes its way all the same (team_way).  Only for
  *     collectives without a reduction operation: a reduction's receiver combines several
  *     senders' chunks in step, so there every rank keeps the fixed thresholds.
  *
@@ -55,6 +56,7 @@
  * its board entry, so all take the same way; every way reduces in rank order, so the
  * results are the same bits whichever is taken.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -89,6 +91,7 @@
  * 2.2 us); shared memory, the way of the first calls, stays then. */
 #define SCHED_KERNEL_MARGIN 0.9
 #define CLASSES 64
+_Static_assert(COLL_COUNT <= COLLIE_WAY_CHOICES / COLLIE_WAY_CLASSES, "the shared table holds every collective");
 /* The smallest call for which the cells are tried against the slots: below, a call's
  * steps through the cells are few and short, and every trial costs calls that go the
  * slower way.  At 32 KiB, allreduce P = 2: both took the same, 3.8 us (2026-11-27); the
@@ -214,12 +217,41 @@ static bool cells_warm_up(const collie_request_t *req, const tune_class *c, tria
     return c->trial - 1 == TRIAL_USER_KERNEL_CELLS && cl && c->calls + (int)cl->ncells >= t.skip;
 }
 
+/* The schedules' level: rank 0's choice for req's collective and size class, shared by the
+ * team (collie_transport.way_choices): the word's address, or NULL where there is none.
+ * Each rank chooses the way of the messages it sends, and with more ranks than cores the
+ * ranks' trials disagree: at P = 4, alltoall of 512 KiB blocks, in 3 launches of 4 some
+ * ranks took the kernel copy and some the slots, 429-506 us a call, against 366-373 where
+ * all took the kernel copy (2026-12-03, Intel Xeon VM).  So once rank 0 chose, every rank
+ * takes its way; until then each follows its own trial. */
+static _Atomic uint8_t *team_way(const collie_request_t *req) {
+    _Atomic uint8_t *w = req->team->tp->way_choices;
+    int i = req->args.coll * COLLIE_WAY_CLASSES + collie_size_class(req->args.bytes);
+    return w && collie_size_class(req->args.bytes) < COLLIE_WAY_CLASSES && i < COLLIE_WAY_CHOICES
+               ? &w[i] : NULL;
+}
+
+/* A rank other than 0 whose class has no choice of its own (or another) takes rank 0's. */
+static void follow_rank0(collie_request_t *req, tune_class *c) {
+    _Atomic uint8_t *w = team_way(req);
+    uint8_t way = w ? atomic_load_explicit(w, memory_order_relaxed) : 0;
+    if (way && way != c->chosen) {
+        c->chosen = way;
+        collie_log(COLLIE_LOG_INFO, "rank %d: the messages it sends in %s of %llu B: taking %s, "
+                   "rank 0's choice", req->args.rank, collie_coll_name(req->args.coll),
+                   (unsigned long long)req->args.bytes, way == 1 + PATH_KERNEL ? "the kernel copy"
+                                                                              : "shared memory");
+    }
+}
+
 static int pick(collie_request_t *req, enum table table, int trial) {
     tune_class *c = class_for(req, table);
     if (!c)
         return trial_order[trial][0];
     if (!c->trial)
         c->trial = (uint8_t)(1 + trial);
+    if (table == TABLE_SCHED && req->args.rank != 0)
+        follow_rank0(req, c);
     if (c->chosen)
         return c->chosen - 1;
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
@@ -298,6 +330,9 @@ static void choose(collie_request_t *req, tune_class *c, int counted, enum table
     }
     c->chosen = (uint8_t)(1 + way);
     log_choice(req, c, counted, table, way);
+    _Atomic uint8_t *w = table == TABLE_SCHED && req->args.rank == 0 ? team_way(req) : NULL;
+    if (w)
+        atomic_store_explicit(w, c->chosen, memory_order_relaxed);
 }
 
 /* Two ways, both counted, and one took more than CLEAR_LOSS times the other (large

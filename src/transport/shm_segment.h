@@ -38,7 +38,9 @@ typedef struct shm_header {
     _Alignas(64) _Atomic int32_t probe_freed;
     _Atomic int32_t probe_cpu;    /* the writer's CPU + 1 at its last step */
     _Atomic int32_t probe_stop;   /* rank 0 has its answer */
+    _Atomic uint8_t way_choices[COLLIE_WAY_CHOICES];   /* collie_transport.way_choices */
 } shm_header;
+_Static_assert(sizeof(shm_header) <= HEADER_BYTES, "the header fits its page");
 
 typedef struct shm_ctrl {
     _Atomic int32_t pid;

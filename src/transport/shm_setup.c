@@ -338,6 +338,7 @@ static int wire(collie_transport *tp) {
     im->ctrl = (shm_ctrl *)(im->base + HEADER_BYTES);
     char *board = im->base + HEADER_BYTES + round_page((size_t)tp->size * sizeof(shm_ctrl));
     tp->board = (collie_board_entry *)board;
+    tp->way_choices = im->hdr->way_choices;
     char *inbox0 = board + round_page((size_t)tp->size * sizeof(collie_board_entry));
     size_t stride = inbox_stride(tp->size, tp->nslots, tp->slot_bytes);
     char **inboxes = calloc((size_t)tp->size, sizeof *inboxes);

@@ -249,6 +249,10 @@ typedef struct collie_transport_ops {
     bool (*peer_sleeps)(struct collie_transport *tp, int peer);
 } collie_transport_ops;
 
+/* Entries of collie_transport.way_choices: 16 collectives of 64 size classes. */
+#define COLLIE_WAY_CLASSES 64
+#define COLLIE_WAY_CHOICES (16 * COLLIE_WAY_CLASSES)
+
 typedef struct collie_transport {
     const collie_transport_ops *ops;
     int rank, size;
@@ -283,6 +287,10 @@ typedef struct collie_transport {
     int nnodes;
     collie_board_entry *board;   /* [size] in shared memory (shm), or NULL */
     collie_cells *cells;         /* copy cells (shm), or NULL */
+    /* [COLLIE_WAY_CHOICES] in shared memory (shm), or NULL: rank 0's choice of way for the
+     * messages it sends in schedules, per collective and size class (1 + the way, 0: not
+     * yet), which the other ranks then take too (core/path_tune.c, team_way) */
+    _Atomic uint8_t *way_choices;
     uint8_t *wake_pending;       /* [size]: peer noted by collie_wake_later, not yet woken */
     int *wake_list;              /* the noted peers, nwake of them */
     int nwake;

@@ -14,7 +14,10 @@
  *     512 KiB blocks on 8 ranks) ends its untimed calls once they took 16 ms (8 ... 64
  *     of them); one that moves less keeps the 64;
  *   - with more ranks than cores (the transport says so) the fastest call of a block
- *     counts: the slots of the first case are taken.
+ *     counts: the slots of the first case are taken;
+ *   - the schedules' level (each rank chooses the way of the messages it sends): a rank
+ *     other than 0 whose own trial chose shared memory takes rank 0's kernel copy once
+ *     rank 0 chose (the team's shared table), and keeps its own without the table.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -175,9 +178,50 @@ static void trials(void) {
     free(f);
 }
 
+/* Runs the schedules' trial of f (alltoall of 512 KiB blocks) until it chose, with the
+ * user way taking user_ns and the kernel copy kernel_ns; the way it then takes. */
+static int run_sched_trial(fake_call *f, uint64_t user_ns, uint64_t kernel_ns) {
+    for (int call = 0; call < 200 && path_tune_sched_timed(&f->req) | (call == 0); call++) {
+        int way = path_tune_sched_pick(&f->req);
+        if (path_tune_sched_timed(&f->req))
+            path_tune_sched_record(&f->req, way, way == PATH_KERNEL ? kernel_ns : user_ns);
+    }
+    return path_tune_sched_pick(&f->req);
+}
+
+static void team_way(void) {
+    _Atomic uint8_t table[COLLIE_WAY_CHOICES];
+    for (int shared = 0; shared < 2; shared++) {
+        memset(table, 0, sizeof table);
+        fake_call *r0 = malloc(sizeof *r0), *r1 = malloc(sizeof *r1);
+        fake_call *ranks[2] = { r0, r1 };
+        for (int r = 0; r < 2; r++) {
+            fake_init(ranks[r], 512 << 10);
+            ranks[r]->req.args.coll = COLL_ALLTOALL;
+            ranks[r]->req.args.size = ranks[r]->team.size = ranks[r]->tp.size = 4;
+            ranks[r]->req.args.rank = ranks[r]->team.rank = ranks[r]->tp.rank = r;
+            ranks[r]->tp.way_choices = shared ? table : NULL;
+        }
+        int own1 = run_sched_trial(r1, 300000, 400000);      /* rank 1 first: the slots */
+        int way0 = run_sched_trial(r0, 500000, 300000);      /* rank 0: the kernel copy */
+        int then1 = path_tune_sched_pick(&r1->req);
+        check(own1 == PATH_USER && way0 == PATH_KERNEL, "the two trials: rank 1 took %d, rank 0 "
+              "%d, want %d and %d", own1, way0, PATH_USER, PATH_KERNEL);
+        check(then1 == (shared ? PATH_KERNEL : PATH_USER), "%s: rank 1 then takes way %d, want %d",
+              shared ? "with the team's table" : "without it", then1,
+              shared ? PATH_KERNEL : PATH_USER);
+        check(!path_tune_sched_timed(&r1->req), "rank 1 times no more calls");
+        free(r0->team.path_tune);
+        free(r1->team.path_tune);
+        free(r0);
+        free(r1);
+    }
+}
+
 int main(void) {
     block_times();
     trials();
+    team_way();
     if (failures)
         printf("%d check(s) failed\n", failures);
     else
