@@ -24,7 +24,9 @@
  *   or else when its blocks have fewer than COLLIE_SHM_KERNEL_MIN bytes in all.  Every
  *   rank decides the same from the board.  The schedule then stays in user space (it is
  *   the other way).  allgather, alltoall and reduce_scatter (block forms) take the copy
- *   cells as that way when the shm transport has them (cells_blocks.c): a rank's data is
+ *   cells as that way when the shm transport has them (cells_blocks.c; an alltoall of
+ *   blocks below 1 MiB has both, the slots and the cells, among its decider's ways:
+ *   three_ways): a rank's data is
  *   copied once into its cells and once out (reduce_scatter: reduced out), in chunks up to
  *   a cell, with no system call and no message per 16 KiB slot; their steps need no `done`
  *   (every rank read the board before it publishes its first step, and a rank finishes
@@ -146,13 +148,29 @@ static void driver_start(collie_request_t *req) {
         cells_reset(d->cells);
 }
 
+/* alltoall of blocks below this with the copy cells: the decider times flat's schedule
+ * through the slots (PATH_USER) as a third way beside the kernel copy and the cells.
+ * Measured (2026-12-04, Intel Xeon VM, collie-bench --coll alltoall --algo all
+ * --barrier-each [--fresh-data], malloc buffers, µs): at P = 4, 128 KiB blocks, `direct`
+ * (its kernel copy) 58-63 reused against flat's 80-83 but 90-93 fresh against 88; at
+ * P = 3, 64 KiB, 16-17 reused against 18 but 25-26 fresh against 20; the cells lost to
+ * flat at both.  Which way wins depends on whether the program rewrites its input before
+ * each call, which only timing the program's own calls can tell. */
+#define SLOTS_TRIAL_BLOCK_MAX (1u << 20)
+
+/* Does the decider time the slots, the kernel copy and the cells (above)?  The same
+ * answer on every rank. */
+static bool three_ways(const collie_request_t *req, const colls_state *d) {
+    return req->args.coll == COLL_ALLTOALL && d->cells && req->args.bytes < SLOTS_TRIAL_BLOCK_MAX;
+}
+
 /* Posts what peers read of this rank: allgather its own block, else its input; rank 0
  * posts its choice of way with it and times the call. */
 static void post(collie_request_t *req, colls_state *d) {
     const collie_coll_args *a = &req->args;
     if (path_tune_on(req) && a->rank == path_tune_decider(req)) {
         collie_board_entry *e = &req->team->tp->board[a->rank];
-        e->path = path_tune_pick(req, false);
+        e->path = path_tune_pick(req, three_ways(req, d));
         e->mapped_path = path_tune_pick_mapped(req);
         d->posted_ns = collie_now_ns();
     }
@@ -266,7 +284,9 @@ static int leave_ready(collie_request_t *req, colls_state *d) {
     if ((st = direct_all_reached(req, true)) != COLLIE_OK || (st = direct_check_calls(req)) != COLLIE_OK)
         return st;
     if (use_slots(req, d)) {
-        d->phase = d->cells ? CELLS : SLOTS;
+        bool slots = !d->cells || (d->had_choice && !d->all_mapped && d->path == PATH_USER &&
+                                   three_ways(req, d));
+        d->phase = slots ? SLOTS : CELLS;
         if (d->phase == SLOTS)
             direct_mark_done(req);
         return COLLIE_OK;

@@ -316,9 +316,21 @@ static const rule rules[] = {
      * same or faster with malloc buffers (86 against 101 reused), at P = 4 flat up to
      * 512 KiB (malloc 350 against 364, collie_alloc 174 against 201), at P = 8 flat (512 KiB
      * 3111 against 3581). */
+    /* P = 3, 4: `direct` for blocks above 64 KiB up to 128 KiB, flat up to 1 MiB but for
+     * P = 3's 512 KiB (2026-12-04, Intel Xeon VM, collie-bench --coll alltoall --algo
+     * all[,auto] --barrier-each [--fresh-data] [--collie-alloc], 2-3 runs, µs): 128 KiB
+     * malloc reused direct 53-63 against flat's 79-98 at P = 4, 31-33 against 39-45 at
+     * P = 3; fresh 87-94 against 87-90 and 46-48 against 43-45 (direct times the slots,
+     * the kernel copy and the cells there, direct_colls.c); collie_alloc within 10 %
+     * either way but P = 4 fresh 65 against 101.  At 64 KiB fresh flat (P = 4 32 against
+     * 41).  1 MiB flat in every run: P = 4 malloc 647-793 against direct's 713-900 reused,
+     * 710-915 against 823-1004 fresh; P = 3 477-546 against 561-583, 504-595 against
+     * 605-677.  From 2 MiB no consistent winner between runs: direct kept. */
+    { COLL_ALLTOALL, 3, 4, 64 << 10, { "flat" } },
+    { COLL_ALLTOALL, 3, 4, 128 << 10, { "direct", "flat" } },
     { COLL_ALLTOALL, 3, 4, 256 << 10, { "flat" } },
     { COLL_ALLTOALL, 3, 3, 512 << 10, { "cells", "flat" } },
-    { COLL_ALLTOALL, 4, 4, 512 << 10, { "flat" } },
+    { COLL_ALLTOALL, 3, 4, 1 << 20, { "flat" } },
     /* P = 5..8 `direct` above 512 KiB (2026-12-03, AMD EPYC VM, collie-bench --coll alltoall
      * --algo direct / flat / cells --barrier-each [--fresh-data] [--collie-alloc], 2
      * rounds, slowest rank's µs; direct's way for malloc buffers with more ranks than

@@ -12,8 +12,9 @@
  *   all posted; rank r reads block r of rank q's input for q = r+1, …, r−1 into block q of
  *   its RECV, copies its own block unless in place, marks itself done and waits until
  *   every rank is done.  In place the incoming blocks go to scratch first and into RECV
- *   after that wait (peers read the blocks they replace until then).  Small calls with
- *   malloc'd inputs take flat's schedule through the slots.
+ *   after that wait (peers read the blocks they replace until then).  With malloc'd
+ *   inputs the call may take flat's schedule through the slots or the copy cells
+ *   instead, as rank 0 timed fastest for the size (../direct_colls.c).
  * Rounds: 2 synchronisations.  Bytes per rank: reads (P−1)·n (n a block), writes nothing
  *   into another rank's memory.
  * Restrictions: shared-memory transport with single-copy access (ALGO_NEEDS_SINGLE_COPY);
