@@ -200,7 +200,13 @@ static const rule rules[] = {
      * 23-29 us at 128 KiB against binary_tree's 23-39 (P = 8: 27-29 against 26-38, P = 6
      * 23-28 against 23-39, P = 7 26-27 against 26-31; in the 40 ns state P = 8 19.0-19.7
      * against 22.4-27.2); P = 5 mixed (binary_tree 14-29 against 20-25), kept */
-    { COLL_BCAST, 3, 3, 256 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
+    /* P = 3 `direct_copy` above 32 KiB (2026-12-04, Intel Xeon VM, collie-bench --coll bcast
+     * --algo auto / direct_copy in turn, 32-256 KiB, --barrier-each [--fresh-data], 4
+     * rounds, µs): 64 KiB reused 4.3-5.1 against binary_tree's 5.1-7.0, fresh 6.6-7.3
+     * against 5.3-7.8; 128 KiB 6.9-13.0 against 12.0-12.6, fresh 10.8-14.2 against
+     * 12.6-14.5; 256 KiB fresh 18.4-22.5 against 21.2-35.7, reused 19-28 against a
+     * bimodal 13-37.  At 32 KiB fresh binary_tree (3.9-4.0 against 3.8-4.7). */
+    { COLL_BCAST, 3, 3, 32 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 5, 5, 128 << 10, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, 1 << 20, { "direct_copy", "cells", "binary_tree", "scatter_allgather" } },
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
