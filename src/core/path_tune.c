@@ -231,7 +231,8 @@ static _Atomic uint8_t *team_way(const collie_request_t *req) {
                ? &w[i] : NULL;
 }
 
-/* A rank other than 0 whose class has no choice of its own (or another) takes rank 0's. */
+/* A rank other than 0 takes rank 0's choice once there is one, whatever its own trial
+ * chose or is still timing (its trial then ends). */
 static void follow_rank0(collie_request_t *req, tune_class *c) {
     _Atomic uint8_t *w = team_way(req);
     uint8_t way = w ? atomic_load_explicit(w, memory_order_relaxed) : 0;
