@@ -72,8 +72,8 @@ typedef struct collie_coll_args {
     bool any_order;         /* persistent, matched by initialization order: its starts may
                                come in any order relative to other calls (schedules only) */
     uint64_t cell_bytes;    /* the shm transport's copy cells (cells.c): bytes per cell, or 0 */
-    bool shared_cores;      /* more ranks than cores on this node (the shm transport's
-                               oversubscribed): ranks run in turn */
+    bool shared_cores;      /* more ranks than cores on this node, as rank 0 counted them
+                               (collie_transport.shared_cores): ranks run in turn */
     const int *node_of;     /* [size]: node of every rank (0 .. nnodes-1, numbered in order
                                of their first rank), when the team spans nodes; else NULL */
     int nnodes;

@@ -276,7 +276,7 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
 static bool pair_tries_slots(const collie_request_t *req) {
     int c = req->args.coll;
     return (c == COLL_BCAST || c == COLL_REDUCE) && req->args.size == 2 && path_tune_on(req) &&
-           !req->team->tp->oversubscribed;
+           !req->args.shared_cores;
 }
 
 /* reduce with more ranks than cores: the slots run flat's schedule (reduce/direct_segments.c:

@@ -101,7 +101,7 @@ static void fill_args(collie_request_t *req, collie_team_t *team, int coll, bool
     a->multicast = team->mcast != NULL;
     a->single_copy = collie_team_single_copy(team);
     a->cell_bytes = collie_team_cell_bytes(team);
-    a->shared_cores = team->tp->oversubscribed;
+    a->shared_cores = team->tp->shared_cores;
     a->node_of = team->tp->node_of;
     a->nnodes = team->tp->nnodes;
 }

@@ -27,6 +27,8 @@ typedef struct shm_header {
     /* Single-copy thresholds, decided by rank 0 so that every rank agrees on which messages
      * go single-copy (it depends on the environment and on ranks vs cores). */
     uint64_t direct_min, direct_mid_min, direct_mid_max_call;
+    /* More ranks than the CPUs rank 0 may run on (collie_transport.shared_cores). */
+    int32_t shared_cores;
     /* The copy cells (shm_cells.c), with rank 0's measurement of where the kernel copy
      * beats them. */
     shm_cells_config cells;

@@ -73,6 +73,7 @@ int collie_shm_count_cpus(void) {
  * (a sender waits for a reader that is not running: P = 8 32 KiB reduce 15 -> 26 us). */
 static void decide_direct_thresholds(shm_header *h, int size) {
     bool oversubscribed = size > collie_shm_count_cpus();
+    h->shared_cores = oversubscribed;
     h->direct_min = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MIN", 256 * 1024);
     h->direct_mid_min = (uint64_t)collie_env_int("COLLIE_SHM_DIRECT_MID_MIN",
                                                  oversubscribed ? 0 : 32 * 1024);
@@ -407,6 +408,7 @@ static int create_or_open(collie_transport *tp, const collie_shm_config *cfg, ui
         tp->direct_min_bytes = im->hdr->direct_min;
         tp->direct_mid_min_bytes = im->hdr->direct_mid_min;
         tp->direct_mid_max_call_bytes = im->hdr->direct_mid_max_call;
+        tp->shared_cores = im->hdr->shared_cores != 0;
         tp->kernel_min_own = collie_shm_kernel_min(cfg->size);
         if (im->hdr->size != cfg->size)
             st = collie_fail(COLLIE_ERR_ARG, "team size %d but the job's segment was made for %d",

@@ -277,6 +277,9 @@ typedef struct collie_transport {
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */
+    bool shared_cores;           /* ... as rank 0 counted them (shm), the same on every rank:
+                                    for what changes a schedule (collie_coll_args.shared_cores;
+                                    each rank's own count may differ with its CPU affinity) */
     uint64_t stream_out_min;     /* bcast calls of at least this many bytes: a reader's copy
                                     into its own buffer bypasses the cache (3/4 of the
                                     last-level cache, COLLIE_SHM_STREAM_OUT_MIN; UINT64_MAX:
