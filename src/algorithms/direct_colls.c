@@ -232,7 +232,9 @@ static int fetch(collie_request_t *req, const colls_state *d, int q, uint64_t fr
 }
 
 /* allgather, alltoall: every peer's block for this rank, into RECV (alltoall in place: the
- * stage), starting at rank + 1; the own block by a local copy unless in place. */
+ * stage), starting at rank + 1; the own block by a local copy unless in place, with
+ * streaming stores from collie_transport.stream_own_min (4 MiB) or when the copies out of
+ * mapped peers stream (measured: transport/shm_cells.c, collie_shm_stream_own_min). */
 static int read_blocks(collie_request_t *req, colls_state *d) {
     const collie_coll_args *a = &req->args;
     int P = a->size, me = a->rank;
@@ -247,9 +249,10 @@ static int read_blocks(collie_request_t *req, colls_state *d) {
             return st;
     }
     collie_coll_block(a, SBUF_RECV, me, &off, &len);
+    bool stream = len >= req->team->tp->stream_own_min || d->mapped_out.stream;
     if (!a->in_place && len)
-        memcpy((char *)req->buf[SBUF_RECV] + off,
-               (const char *)req->buf[SBUF_SEND] + (a2a ? (uint64_t)me * a->bytes : 0), len);
+        collie_cell_fill(stream, (char *)req->buf[SBUF_RECV] + off,
+                         (const char *)req->buf[SBUF_SEND] + (a2a ? (uint64_t)me * a->bytes : 0), len);
     return COLLIE_OK;
 }
 

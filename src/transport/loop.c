@@ -74,6 +74,7 @@ int collie_loop_create(int size, collie_transport **tps) {
         made++;
         tp->ops = &loop_ops;
         tp->stream_out_min = UINT64_MAX;
+        tp->stream_own_min = UINT64_MAX;
         tp->rank = r;
         tp->size = size;
         tp->nslots = nslots;

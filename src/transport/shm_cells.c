@@ -136,6 +136,23 @@ uint64_t collie_shm_stream_out_min(void) {
     return llc && collie_stream_copy_native() ? llc / 4 * 3 : UINT64_MAX;
 }
 
+/* Measured (2026-12-04, Intel Xeon VM, collie-bench --coll alltoall --algo direct
+ * --barrier-each [--fresh-data], malloc buffers, 2 rounds, µs): the own block's copy with
+ * streaming stores against memcpy, P = 4 4 MiB blocks 2954-2966 against 3188-3374 reused,
+ * 3332-3363 against 3822-3917 fresh; 8 MiB 8688-9194 against 9181-9627 reused, P = 3 8 MiB
+ * 4504-4832 against 5030-5454; allgather P = 4 8 MiB 6139-6305 against 6585-6880; P = 2 4 MiB
+ * 646-648 against 681-694 reused, fresh within the noise.  At 2 MiB blocks no gain (P = 3
+ * fresh 1141-1185 against 1131-1138).  The rest of such a call is kernel copies or copies
+ * out of mapped peers, which fill the cache with the output's other blocks: the own block's
+ * lines would only evict them. */
+#define OWN_STREAM_MIN (4u << 20)
+uint64_t collie_shm_stream_own_min(void) {
+    long long forced = collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1);
+    if (forced == 0 || !collie_stream_copy_native())
+        return UINT64_MAX;
+    return forced > 0 ? (uint64_t)forced : OWN_STREAM_MIN;
+}
+
 /* Blocks of an allgather, alltoall or reduce_scatter in registered memory from this size
  * (allgather: P − 1 times it) are read by the peers straight from there
  * (algorithms/cells_in_place.c); 0: never.  Each rank's

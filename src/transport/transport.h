@@ -285,6 +285,10 @@ typedef struct collie_transport {
                                     last-level cache, COLLIE_SHM_STREAM_OUT_MIN; UINT64_MAX:
                                     never); through the cells only the first calls' way
                                     when the variable is unset (core/fill_tune.c) */
+    uint64_t stream_own_min;     /* allgather and alltoall `direct`: a rank's own block of at
+                                    least this many bytes goes into its output with
+                                    streaming stores (4 MiB, or COLLIE_SHM_STREAM_OUT_MIN
+                                    when set; UINT64_MAX: never) */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
