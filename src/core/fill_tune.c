@@ -53,6 +53,16 @@
  * store leaves the result in memory, not in the cache, so a program that reads the
  * broadcast data at once pays for that read; from 1 MiB (the size of an L2 or twice it on
  * these VMs) much of it would have left the core's caches anyway.
+ * Before its first trial, the way trial (path_tune.c) times the cells against the kernel
+ * copy, and it takes its choice for good: its last block through the cells (calls 4-5 of
+ * the class from 1 MiB: path_tune_cells_last_block) copies out the other way, so that the
+ * cells are timed with the better of the two.  Measured (2026-12-04, Intel Xeon VM, which
+ * reports a 480 MiB L3, so the rule says memcpy): allgather of 16 MiB blocks at P = 4, the
+ * cells 15.6-15.9 ms with memcpy out against the kernel copy's 15.5-17.1, so the trial
+ * took either (11.7-12.3 ms a call after the cells with streaming out, 15.1-15.9 with the
+ * kernel copy); with the last block streaming, the cells 13.0-14.1 in the trial against
+ * the kernel copy's 16.1-19.5, taken in 7 launches of 7 (so did the old code in those
+ * minutes, with the kernel copy that slow).
  * allgather and alltoall `direct` copying blocks straight out of the peers' mapped buffers
  * (collie_alloc, the shared heap) try both ways the same, in a third table (FILL_MAPPED): a
  * class's calls may go that way or through the cells (path_tune.c), and the two kinds of
@@ -140,6 +150,8 @@ static fill_way begin(collie_request_t *req, int dir, bool start_way) {
         c->period = FILL_TRIAL_FIRST;
     }
     uint64_t n = c->calls++;
+    if (dir == FILL_OUT && path_tune_cells_last_block(req, n))
+        return (fill_way){ !c->way, false, (uint8_t)dir, 0 };
     while (n >= c->trial_at + FILL_TRIAL_CALLS)   /* a trial's window has passed */
         c->trial_at += c->period;
     int p = trial_position(c, n);

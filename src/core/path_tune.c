@@ -444,3 +444,11 @@ int path_tune_cells_calls_in_trial(const collie_request_t *req) {
     trial_plan t = plan_of(k);
     return path_tune_on(req) && k >= LARGE_CLASS ? t.skip + 2 * t.block : 0;
 }
+
+/* Declared in path_tune.h. */
+bool path_tune_cells_last_block(const collie_request_t *req, uint64_t n) {
+    int k = collie_size_class(req->args.bytes);
+    trial_plan t = plan_of(k);
+    return path_tune_on(req) && k >= LARGE_CLASS && n >= (uint64_t)(t.skip + t.block) &&
+           n < (uint64_t)(t.skip + 2 * t.block);
+}
