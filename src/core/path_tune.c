@@ -445,10 +445,19 @@ int path_tune_cells_calls_in_trial(const collie_request_t *req) {
     return path_tune_on(req) && k >= LARGE_CLASS ? t.skip + 2 * t.block : 0;
 }
 
-/* Declared in path_tune.h. */
+/* Declared in path_tune.h.  allgather and alltoall only: from 1 MiB blocks their trial
+ * is the two-way one (user, kernel, kernel, user; direct_colls.c tries the slots as a third
+ * way only below 1 MiB), where the cells are the user way and their second block is the
+ * trial's last.  A bcast or reduce at P = 2 runs the three-way trial, where the kernel
+ * copy's last block follows the cells' second, and a call after streaming stores out finds
+ * its destination out of the cache (bcast 1 MiB, Intel Xeon VM, 2026-12-04: the kernel copy
+ * timed at 66-80 us there against 55.5-55.9 after memcpy out, so the trial took the slots,
+ * 56-60 us a call, where the kernel copy ran at 46-51).  Decided from the call alone, so
+ * that every rank flips the same calls (only the decider keeps the trial's table). */
 bool path_tune_cells_last_block(const collie_request_t *req, uint64_t n) {
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
-    return path_tune_on(req) && k >= LARGE_CLASS && n >= (uint64_t)(t.skip + t.block) &&
+    bool two_way = req->args.coll == COLL_ALLGATHER || req->args.coll == COLL_ALLTOALL;
+    return two_way && path_tune_on(req) && k >= LARGE_CLASS && n >= (uint64_t)(t.skip + t.block) &&
            n < (uint64_t)(t.skip + 2 * t.block);
 }

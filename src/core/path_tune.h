@@ -70,9 +70,10 @@ void path_tune_sched_record(collie_request_t *req, int path, uint64_t ns);
  * on every rank. */
 int path_tune_cells_calls_in_trial(const collie_request_t *req);
 /* Is the n-th call (from 0) through the copy cells of req's size class one of the way
- * trial's last block through them (from 1 MiB)?  There the copies out of the cells go the
- * other way (fill_tune.c), so that the cells' time in the trial is the better of the two
- * ways out.  The same on every rank. */
+ * trial's last block (allgather and alltoall from 1 MiB blocks: the trial of the cells
+ * against the kernel copy)?  There the copies out of the cells go the other way
+ * (fill_tune.c), so that the cells' time in the trial is the better of the two ways out.
+ * The same on every rank. */
 bool path_tune_cells_last_block(const collie_request_t *req, uint64_t n);
 
 #endif

@@ -21,7 +21,8 @@
  *   - an allgather of 4 MiB blocks whose copies out of the cells take 1.8 ms with memcpy
  *     (the rule's first way) and 1.0 with streaming stores, the kernel copy 1.5: the trial's
  *     last block through the cells copies out with streaming stores (core/fill_tune.c),
- *     so the trial takes the cells (timed with memcpy out only, it took the kernel copy).
+ *     so the trial takes the cells (timed with memcpy out only, it took the kernel copy);
+ *     in the three-way trial (slots, kernel copy, cells) every call keeps memcpy out.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -253,6 +254,25 @@ static void cells_out_way(void) {
           "stores %d times, want 2 (its last block)", streamed);
     check(way == PATH_USER, "cells faster with streaming stores out: took way %d after %d "
           "calls, want the cells (%d)", way, calls, PATH_USER);
+    free(f->team.path_tune);
+    free(f->team.fill_tune);
+
+    /* the three-way trial (slots, kernel copy, cells): the kernel copy's last block follows
+     * the cells' second, so every call through the cells keeps the rule's way out */
+    fake_init(f, 4 << 20);
+    f->req.args.coll = COLL_BCAST;
+    cells->ncells = 32;                     /* the untimed calls go through the cells */
+    f->tp.cells = cells;
+    f->tp.stream_out_min = UINT64_MAX;
+    streamed = 0;
+    for (calls = 0; calls < 40 && (calls == 0 || path_tune_timed(&f->req, false)); calls++) {
+        way = path_tune_pick(&f->req, true);
+        if (way == PATH_CELLS)
+            streamed += out_tune_begin(&f->req).stream;
+        path_tune_record(&f->req, way, way == PATH_KERNEL ? 1500000 : 1800000);
+    }
+    check(streamed == 0, "three-way trial: %d calls through the cells copied out with "
+          "streaming stores, want 0", streamed);
     free(f->team.path_tune);
     free(f->team.fill_tune);
     free(cells);
