@@ -57,8 +57,9 @@
  * copy, and it takes its choice for good: in allgather and alltoall its last block through
  * the cells (calls 4-5 of the class from 1 MiB blocks: path_tune_cells_last_block) copies
  * out the other way, so that the cells are timed with the better of the two (not in the
- * three-way trial of a bcast or reduce at P = 2, where a kernel-copy block follows).  Measured (2026-12-04, Intel Xeon VM, which
- * reports a 480 MiB L3, so the rule says memcpy): allgather of 16 MiB blocks at P = 4, the
+ * three-way trial of a bcast or reduce at P = 2, where a kernel-copy block follows).
+ * Measured (2026-12-04, Intel Xeon VM, which reports a 480 MiB L3, so the rule says
+ * memcpy): allgather of 16 MiB blocks at P = 4, the
  * cells 15.6-15.9 ms with memcpy out against the kernel copy's 15.5-17.1, so the trial
  * took either (11.7-12.3 ms a call after the cells with streaming out, 15.1-15.9 with the
  * kernel copy); with the last block streaming, the cells 13.0-14.1 in the trial against
