@@ -372,6 +372,20 @@ static inline const void *collie_map_peer(collie_transport *tp, int peer, int pi
 }
 
 
+/* Asks the CPU to move the cache lines of [p, p+len) from its own caches towards the
+ * shared one (CLDEMOTE, a hint: a NOP on x86 CPUs without it, nothing elsewhere), so
+ * that a reader on another core fetches them from there instead of snooping this core. */
+static inline void collie_demote(const void *p, size_t len) {
+#if defined(__x86_64__)
+    const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)(COLLIE_CACHELINE - 1));
+    for (; c < (const char *)p + len; c += COLLIE_CACHELINE)
+        __asm__ volatile(".byte 0x0f, 0x1c, 0x07" : : "D"(c) : "memory");   /* cldemote (%rdi) */
+#else
+    (void)p;
+    (void)len;
+#endif
+}
+
 static inline collie_slot_hdr *collie_slot(const collie_transport *tp, const collie_channel *ch,
                                            uint64_t seq) {
     return (collie_slot_hdr *)(ch->slots + ((seq - 1) & tp->slot_mask) * tp->slot_stride);
