@@ -277,6 +277,9 @@ typedef struct collie_transport {
     uint64_t by_reference_min_bytes; /* smaller chunks from registered memory go by reference */
     uint64_t by_reference_max_call_bytes; /* ... in calls of at most this many bytes */
     int oversubscribed;          /* more ranks than cores: spin less */
+    uint64_t demote_max_bytes;   /* a message of at most this many bytes is demoted out of
+                                    its writer's caches once written (collie_demote; 0: never,
+                                    COLLIE_SHM_DEMOTE_MAX; shm with a core per rank only) */
     bool shared_cores;           /* ... as rank 0 counted them (shm), the same on every rank:
                                     for what changes a schedule (collie_coll_args.shared_cores;
                                     each rank's own count may differ with its CPU affinity) */
