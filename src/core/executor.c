@@ -90,11 +90,16 @@ static void write_chunk(collie_request_t *req, uint32_t i, collie_slot_hdr *h, c
 
 /* A message of at most tp->demote_max_bytes (8 KiB unless COLLIE_SHM_DEMOTE_MAX says
  * otherwise; shm with a core per rank only) is pushed out of the writer's caches once
- * written (collie_demote): the reader's misses then are served by the shared cache.  Not
- * larger ones: while the reader copies out one chunk as the writer fills the next, that
- * made 16-32 KiB calls slower (P = 2 bcast 32 KiB fresh 3.8 -> 5.4 µs); nor with more
- * ranks than cores, where the reader often runs on the writer's core (P = 8 allreduce
- * 2 KiB 10.7 -> 15 µs). */
+ * written: the reader's misses then are served by the shared cache.  Not larger ones:
+ * while the reader copies out one chunk as the writer fills the next, that made 16-32 KiB
+ * calls slower (P = 2 bcast 32 KiB fresh 3.8 -> 5.4 µs); nor with more ranks than cores,
+ * where the reader often runs on the writer's core (P = 8 allreduce 2 KiB 10.7 -> 15 µs). */
+static void demote_slot(const collie_transport *tp, const sched_op *op, const collie_slot_hdr *h,
+                        uint64_t len) {
+    if (!tp->demote_max_bytes || op->bytes > tp->demote_max_bytes || (h->bytes & SLOT_DIRECT))
+        return;
+    collie_demote(h, len <= SLOT_INLINE_BYTES ? COLLIE_CACHELINE : 2 * COLLIE_CACHELINE + len);
+}
 
 static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, bool *moved) {
     collie_transport *tp = req->team->tp;
@@ -126,8 +131,7 @@ static int put_progress(collie_request_t *req, const sched_op *op, uint32_t i, b
         if (h->bytes & SLOT_DIRECT)
             req->last_seq[i] = s;
         atomic_store_explicit(&h->seq, s, memory_order_release);
-        if (op->bytes <= tp->demote_max_bytes && tp->demote_max_bytes && !(h->bytes & SLOT_DIRECT))
-            collie_demote(h, len <= SLOT_INLINE_BYTES ? COLLIE_CACHELINE : 2 * COLLIE_CACHELINE + len);
+        demote_slot(tp, op, h, len);
         tp->sent[q] = s;
         (*prog)++;
         wrote = true;
