@@ -350,7 +350,7 @@ static int copy_out(collie_request_t *req, cells_run *c) {
             continue;
         uint64_t lo, n;
         slice_of(req, &v, q, &lo, &n);
-        memcpy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t) + lo, n);
+        collie_peer_copy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t) + lo, n);
     }
     cells_publish(req, &cl->ctrl[req->args.rank].freed, v.last);
     c->next_out++;
@@ -448,7 +448,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     int st = cells_wait_in(req, root, v.t, v.last);
     if (st)
         return st;
-    collie_cell_fill(c->out.stream, buf + v.off, collie_cell(cl, root, v.t), v.len);
+    collie_cell_read(c->out.stream, buf + v.off, collie_cell(cl, root, v.t), v.len);
     cells_publish(req, &cl->ctrl[me].freed, v.last);
     c->next_out++;
     return COLLIE_OK;

@@ -202,7 +202,7 @@ static int copy_out(collie_request_t *req, cells_run *c, uint64_t t) {
         if (st)
             return st;
         if (!done)
-            collie_cell_fill(c->out.stream, dst, collie_cell(cl, q, t) + part, n);
+            collie_cell_read(c->out.stream, dst, collie_cell(cl, q, t) + part, n);
     }
     return COLLIE_OK;
 }

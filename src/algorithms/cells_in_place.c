@@ -132,7 +132,7 @@ int cells_lent_fetch(collie_request_t *req, cells_run *c, int q, uint64_t from, 
         return COLLIE_OK;
     c->source[q] = SOURCE_COPIED;
     if (source == SOURCE_MAPPED) {
-        collie_cell_fill(c->out.stream, dst, c->view[q] + from, n);
+        collie_cell_read(c->out.stream, dst, c->view[q] + from, n);
         return COLLIE_OK;
     }
     const collie_cells_lent *l = &req->team->tp->cells->ctrl[q].lent;

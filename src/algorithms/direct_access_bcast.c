@@ -34,7 +34,7 @@ static int copy_from_root(collie_request_t *req, uint64_t n) {
         return COLLIE_OK;
     }
     fill_way way = mapped_out_tune_begin(req);
-    collie_cell_fill(way.stream, into, mapped, n);
+    collie_cell_read(way.stream, into, mapped, n);
     fill_tune_end(req, &way);
     return COLLIE_OK;
 }

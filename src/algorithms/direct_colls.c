@@ -225,7 +225,7 @@ static bool map_peers(collie_request_t *req, colls_state *d) {
 static int fetch(collie_request_t *req, const colls_state *d, int q, uint64_t from, char *dst,
                  uint64_t len) {
     if (d->view[q]) {
-        collie_cell_fill(d->mapped_out.stream, dst, d->view[q] + from, len);
+        collie_cell_read(d->mapped_out.stream, dst, d->view[q] + from, len);
         return COLLIE_OK;
     }
     return direct_read(req, q, req->team->tp->board[q].send_addr + from, dst, len);

@@ -43,6 +43,11 @@ bool collie_handle_valid(const void *h, int kind);
  * native: false where it is plain memcpy (not x86-64). */
 void collie_stream_copy(void *dst, const void *src, size_t n);
 bool collie_stream_copy_native(void);
+/* A copy of data another core has just written (a peer's cell or mapped buffer) that
+ * reads up to 8 pages at once (peer_copy.c): memcpy below COLLIE_PEER_COPY_MIN bytes,
+ * without AVX2, or with COLLIE_PEER_COPY=0. */
+#define COLLIE_PEER_COPY_MIN 8192u
+void collie_peer_copy(void *dst, const void *src, size_t n);
 /* The size of the last-level cache as the kernel reports it for CPU 0 (sysfs), else the C
  * library's; 0 if neither knows (stream_copy.c). */
 uint64_t collie_last_level_cache_bytes(void);

@@ -229,6 +229,10 @@ static int reduce_chunk(collie_request_t *req, const sched_op *op, collie_slot_h
         ptrs[k] = into;
         copied = op->nsrc == 1;
     }
+    if (len && !copied && op->nsrc == 1 && srcs[0].buf == SBUF_IN) {
+        collie_peer_copy(dst, ptrs[0], len);   /* a peer's slot or mapped buffer */
+        return COLLIE_OK;
+    }
     if (len && !copied)
         return collie_reduce_n(dst, ptrs, op->nsrc, len / req->args.elem_size, req->dtype, req->op);
     return COLLIE_OK;

@@ -2,7 +2,7 @@
  * shm_cells.c — the copy cells of the shm transport (layout in transport.h, used by
  * algorithms/cells.c) and the setting of where the kernel single copy is used instead.
  *
- * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 32) per rank,
+ * Size: COLLIE_SHM_CELL_BYTES (default 128 KiB) × COLLIE_SHM_CELLS (default 8) per rank,
  * of which one call cycles through at most COLLIE_SHM_CELLS_WINDOW (default 8), bounded per
  * job by COLLIE_SHM_CELLS_MAX_BYTES (default 64 MiB): above it the ring first loses the
  * cells beyond the window, then the cells shrink (halved down to 16 KiB), then their number
@@ -10,14 +10,18 @@
  * has no cells.  Every process maps all the cells' pages when it joins (collie_shm_populate):
  * the cells take their whole size of memory from the start.
  *
- * Why a ring larger than a call's window: short calls follow one another round the whole
- * ring, so a cell is written again only after the readers' copies of it left their
- * private caches; overwriting lines that another core has just read costs the writer
- * 3-4x a plain copy on the AMD EPYC VM (bench/overwrite_floor, docs/measurements.md).
- * Measured at P = 2, allreduce 128 KiB through the cells, reused data: on the VM where
- * that overwrite cost 7.4-8.9 us per 64 KiB (2026-11-28) 8.4-10.5 us with 32 cells against
- * 15.6-24 with 8 (Intel MPI 8.7-15.7); on the VM of 2026-11-29, where it cost 0.7, the
- * same with either (5.0-5.7 us), 32 KiB to 8 MiB within run-to-run noise at P = 2 and 4.
+ * Why rotating rings of 8 (COLLIE_SHM_CELLS_ROTATE, default on; transport.h): each lap
+ * a rank fills the ring whose cells it has just read (its neighbour's), so the lines it
+ * overwrites are in its own cache.  Without rotation a writer overwrites lines that the
+ * other cores read last, which cost as much as the reading (Intel Xeon VM, 2026-12-04:
+ * allgather P = 2 128 KiB fresh 14.5-15.5 us with 32 cells, 11.3-11.8 with 8 rotating;
+ * docs/design.md).  The ring is short so that a lap's lines are still cached when the
+ * rank comes back.  Until then the ring was 32 cells without rotation, so that a cell came
+ * back only after the readers' copies left their private caches: overwriting lines that
+ * another core has just read cost the writer 3-4x a plain copy on an AMD EPYC VM
+ * (bench/overwrite_floor, docs/measurements.md; allreduce 128 KiB at P = 2 8.4-10.5 us
+ * with 32 cells against 15.6-24 with 8, on 2026-11-28); rotation is not measured there,
+ * and COLLIE_SHM_CELLS=32 COLLIE_SHM_CELLS_ROTATE=0 restores that layout.
  * A long call cycles its window only, and starts at the ring's first cell: with all 32
  * cells per call allreduce 8 MiB took 958-1243 us against 812-1052, and with windows
  * moving round the ring from call to call 504-893 against 410-665 (2026-11-29).
@@ -53,7 +57,7 @@ static uint32_t widest_step(uint32_t window) {
 
 void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
     long long bytes = collie_env_int("COLLIE_SHM_CELL_BYTES", 128 * 1024);
-    long long n = collie_env_int("COLLIE_SHM_CELLS", 32);
+    long long n = collie_env_int("COLLIE_SHM_CELLS", 8);
     long long window = collie_env_int("COLLIE_SHM_CELLS_WINDOW", 8);
     long long max = collie_env_int("COLLIE_SHM_CELLS_MAX_BYTES", 64ll << 20);
     if (bytes < 4096 || bytes > (64ll << 20)) {
@@ -61,8 +65,8 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
         bytes = 128 * 1024;
     }
     if (n < 2 || n > 64) {
-        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 32", n);
-        n = 32;
+        collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS=%lld: need 2 .. 64; using 8", n);
+        n = 8;
     }
     if (window < 2 || window > 64) {
         collie_log(COLLIE_LOG_WARN, "COLLIE_SHM_CELLS_WINDOW=%lld: need 2 .. 64; using 8", window);
@@ -85,6 +89,7 @@ void collie_shm_cells_decide(int size, shm_cells_config *cfg) {
     cfg->window = fits ? (uint32_t)window : 0;
     cfg->step_cells = widest;
     cfg->cell_bytes = fits ? (uint64_t)bytes : 0;
+    cfg->rotate = collie_env_int("COLLIE_SHM_CELLS_ROTATE", 1) != 0;
     cfg->stream = (int32_t)collie_env_int("COLLIE_SHM_STREAM", -1);
     if (cfg->stream == -1)
         cfg->stream = collie_shm_stream_known();   /* measured by an earlier segment, or -1 */
@@ -205,6 +210,8 @@ int collie_shm_cells_wire(collie_transport *tp, char *region, const shm_cells_co
     size_t ctrl = ((size_t)tp->size * sizeof(collie_cell_ctrl) + 4095) & ~(size_t)4095;
     size_t check = ((size_t)tp->size * cfg->ncells * sizeof(uint32_t) + 4095) & ~(size_t)4095;
     c->ncells = cfg->ncells;
+    c->rings = (uint32_t)tp->size;
+    c->rotate = cfg->rotate && tp->size > 1;
     c->window = cfg->window;
     c->step_cells = cfg->step_cells ? cfg->step_cells : 1;
     c->cell_bytes = cfg->cell_bytes;

@@ -15,6 +15,8 @@ typedef struct shm_cells_config {
     uint64_t cell_bytes;
     uint64_t kernel_min;    /* see collie_cells.kernel_min */
     uint64_t slots_max;     /* see collie_cells.slots_max */
+    int32_t rotate;         /* 1: rank r writes lap L of the ring into ring (r + L) % size
+                               (see collie_cells.rotate; COLLIE_SHM_CELLS_ROTATE) */
     int32_t stream;         /* copies into the cells bypass the cache: 1 yes, 0 no, -1 to be
                                measured at set-up (shm_copy_probe.c) */
 } shm_cells_config;

@@ -132,14 +132,16 @@ typedef struct collie_board_entry {
 } collie_board_entry;
 _Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry is four lines");
 
-/* Copy cells (shm, algorithms/cells.c): every rank owns a ring of `ncells` cells of
- * `cell_bytes` in the job's segment, written only by that rank and read by all.  Cells are
- * used in global steps t = 1, 2, … (every rank counts the same steps: a call through the
- * cells takes the same number on every rank); step t lives in cell (t − 1) % ncells.
+/* Copy cells (shm, algorithms/cells.c): the job's segment holds a ring of `ncells` cells
+ * of `cell_bytes` per rank; rank r's data of step t go into cell (t − 1) % ncells of ring
+ * r, or with `rotate` of ring (r + L) % size, L = (t − 1) / ncells the lap: a rank then
+ * fills the cells it read its neighbour's data from one lap before, whose lines are still
+ * in its cache (collie_cell; docs/design.md, copy cells).  Every rank reads them.  Cells
+ * are used in global steps t = 1, 2, … (every rank counts the same steps: a call through
+ * the cells takes the same number on every rank).
  * A call's steps go through at most `window` cells: one that needs more skips step
  * numbers so as to wrap back to its first cell (cells_impl.h), while calls that need
- * fewer go on round the whole ring — a cell is then overwritten only after the readers'
- * copies of it have left their private caches.
+ * fewer go on round the whole ring.
  * These words of rank r hold step numbers and only grow (each on its own cache line):
  * `in`: r wrote its data of step t into its cell (or, lent, its peers may copy them from
  * r's memory: `lent` below); `out`: r published its reduced slice of
@@ -167,14 +169,18 @@ typedef struct collie_cell_ctrl {
 
 typedef struct collie_cells {
     uint32_t ncells;
+    uint32_t rings;              /* rings in the segment: the team's size */
+    bool rotate;                 /* rank r writes its steps of lap L (ncells steps each)
+                                    into ring (r + L) % rings (COLLIE_SHM_CELLS_ROTATE,
+                                    rank 0's) */
     uint32_t window;             /* cells one call cycles through at most (≤ ncells,
                                     a multiple of step_cells; COLLIE_SHM_CELLS_WINDOW) */
     uint32_t step_cells;         /* an allreduce / reduce step spans at most this many
                                     adjacent cells (COLLIE_SHM_CELLS_PER_STEP, rank 0's) */
     uint64_t cell_bytes;         /* a multiple of 64 */
-    char *data;                  /* rank r's cell c: data + (r * ncells + c) * cell_bytes */
+    char *data;                  /* ring g's cell c: data + (g * ncells + c) * cell_bytes */
     collie_cell_ctrl *ctrl;      /* [size] */
-    uint32_t *check;             /* [size * ncells] */
+    uint32_t *check;             /* [size * ncells], as the cells */
     uint64_t step;               /* this rank: steps taken so far (the same on every rank) */
     uint64_t freed_by_all;       /* this rank: every rank's `freed` was at least this when
                                     last read (they only grow): a writer whose cells' last
@@ -212,11 +218,28 @@ static inline void collie_cell_fill(bool stream, void *cell, const void *src, si
         memcpy(cell, src, n);
 }
 
+/* Copies n bytes that another core wrote (a peer's cell, a peer's mapped buffer) into this
+ * rank's memory: with streaming stores (the call's way, as for collie_cell_fill), else by
+ * collie_peer_copy, which reads several pages at once. */
+static inline void collie_cell_read(bool stream, void *dst, const void *src, size_t n) {
+    if (stream)
+        collie_stream_copy(dst, src, n);
+    else
+        collie_peer_copy(dst, src, n);
+}
+
+/* The index (ring * ncells + cell) where `rank` puts its data of step `step`. */
+static inline uint64_t collie_cell_index(const collie_cells *c, int rank, uint64_t step) {
+    uint64_t ring = (uint64_t)rank;
+    if (c->rotate)
+        ring = (ring + (step - 1) / c->ncells) % c->rings;
+    return ring * c->ncells + (step - 1) % c->ncells;
+}
 static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step) {
-    return c->data + ((uint64_t)rank * c->ncells + (step - 1) % c->ncells) * c->cell_bytes;
+    return c->data + collie_cell_index(c, rank, step) * c->cell_bytes;
 }
 static inline uint32_t *collie_cell_check(const collie_cells *c, int rank, uint64_t step) {
-    return &c->check[(uint64_t)rank * c->ncells + (step - 1) % c->ncells];
+    return &c->check[collie_cell_index(c, rank, step)];
 }
 
 struct collie_transport;
@@ -320,13 +343,10 @@ typedef struct collie_transport {
 
 /* Records that peer's death or silence failed this rank (the first culprit stays). */
 /* A bcast reader's copy of n bytes into its own buffer, in a call of call_bytes: with
- * streaming stores from tp->stream_out_min, else memcpy. */
+ * streaming stores from tp->stream_out_min, else collie_peer_copy. */
 static inline void collie_copy_out(const collie_transport *tp, uint64_t call_bytes, void *dst,
                                    const void *src, size_t n) {
-    if (call_bytes >= tp->stream_out_min)
-        collie_stream_copy(dst, src, n);
-    else
-        memcpy(dst, src, n);
+    collie_cell_read(call_bytes >= tp->stream_out_min, dst, src, n);
 }
 
 static inline void collie_transport_blame(collie_transport *tp, int peer) {
