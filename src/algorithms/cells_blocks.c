@@ -168,13 +168,13 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     int st = cells_may_write(req, c, cells_last_number(c, c->next_in));
     if (st)
         return st;
-    char *cell = collie_cell(cl, me, t);
+    char *cell = collie_cell(cl, me, t, c->rotate);
     /* lent: the peers copy this step's chunks from this rank's memory instead */
     if (!c->lent && req->args.coll == COLL_ALLGATHER)
         fill_allgather(req, c, cell);
     else if (!c->lent)
         fill_alltoall(req, c, cell);   /* and reduce_scatter's */
-    *collie_cell_check(cl, me, t) = req->check;
+    *collie_cell_check(cl, me, t, c->rotate) = req->check;
     cells_publish(req, &cl->ctrl[me].in, cells_last_number(c, c->next_in));
     copy_own(req, c);
     c->next_in++;
@@ -202,7 +202,7 @@ static int copy_out(collie_request_t *req, cells_run *c, uint64_t t) {
         if (st)
             return st;
         if (!done)
-            collie_cell_read(c->out.stream, dst, collie_cell(cl, q, t) + part, n);
+            collie_cell_read(c->out.stream, dst, collie_cell(cl, q, t, c->rotate) + part, n);
     }
     return COLLIE_OK;
 }
@@ -224,7 +224,7 @@ static int reduce_out(collie_request_t *req, cells_run *c, uint64_t t) {
         if (st)
             return st;
         c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + off + at
-                   : lent ? lent : collie_cell(cl, q, t) + part_of(a, c, q, me);
+                   : lent ? lent : collie_cell(cl, q, t, c->rotate) + part_of(a, c, q, me);
     }
     return collie_reduce_n((char *)req->buf[SBUF_RECV] + at, c->srcs, P, n / a->elem_size,
                            req->dtype, req->op);
@@ -236,7 +236,7 @@ static int take_out(collie_request_t *req, cells_run *c) {
     int P = req->args.size, me = req->args.rank;
     uint64_t t = cells_first_number(c, c->next_out), last = cells_last_number(c, c->next_out);
     for (int i = 1; i < P; i++) {
-        int st = cells_wait_in(req, (me + i) % P, t, last);
+        int st = cells_wait_in(req, c, (me + i) % P, t, last);
         if (st)
             return st;
     }

@@ -20,6 +20,7 @@ struct cells_run {
     uint64_t lap;           /* steps before the call wraps back to its first cell: the
                                ring's window / width */
     uint64_t ring;          /* the ring's cells (collie_cells.ncells) */
+    bool rotate;            /* this call's steps rotate between the rings (collie_cell) */
     uint64_t floor;         /* the team's last step number before this call: numbers from
                                floor + 1 to base were skipped (aligning wide steps) */
     uint64_t next_in, next_red, next_out;   /* the next step of each stage (0-based) */
@@ -72,14 +73,14 @@ bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
 /* Stores step t in this rank's word w and wakes the peers that sleep. */
 void cells_publish(collie_request_t *req, collie_counter *w, uint64_t t);
 /* COLLIE_ERR_MISMATCH unless q's cell at step t holds this call (its check word). */
-int cells_check_cell(collie_request_t *req, int q, uint64_t t);
+int cells_check_cell(collie_request_t *req, const cells_run *c, int q, uint64_t t);
 /* COLLIE_OK when every rank freed the step numbers up to last − ncells that were used (this
  * rank may fill its cells up to step number `last`), else COLLIE_TIMEOUT (or a mismatch
  * found on the way). */
 int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last);
 /* COLLIE_OK when rank q published step number `last` in its `in` word and its cell of step
  * number `first` holds this call; else COLLIE_TIMEOUT or the error. */
-int cells_wait_in(collie_request_t *req, int q, uint64_t first, uint64_t last);
+int cells_wait_in(collie_request_t *req, const cells_run *c, int q, uint64_t first, uint64_t last);
 
 /* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own
  * conditions to cells_accepts'; begin takes the call's steps; move makes one move

@@ -87,7 +87,7 @@ static void write_rounds(collie_transport *tp, shm_header *h, char *src, uint64_
             t++;
             if (t > ring && !wait_step(&h->probe_freed, t - ring, &h->probe_stop, give_up))
                 return;
-            char *cell = collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1));
+            char *cell = collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1), false);
             if (way_of(r))
                 collie_stream_copy(cell, src, n);
             else
@@ -122,7 +122,7 @@ static bool read_rounds(collie_transport *tp, shm_header *h, char *dst, uint64_t
             t++;
             if (!wait_step(&h->probe_in, t, NULL, give_up))
                 return false;
-            memcpy(dst, collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1)), n);
+            memcpy(dst, collie_cell(c, 1, (uint64_t)((t - 1) % ring + 1), false), n);
             shared |= atomic_load_explicit(&h->probe_cpu, memory_order_relaxed) == sched_getcpu() + 1;
             atomic_store_explicit(&h->probe_freed, t, memory_order_release);
         }

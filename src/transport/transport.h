@@ -228,18 +228,20 @@ static inline void collie_cell_read(bool stream, void *dst, const void *src, siz
         collie_peer_copy(dst, src, n);
 }
 
-/* The index (ring * ncells + cell) where `rank` puts its data of step `step`. */
-static inline uint64_t collie_cell_index(const collie_cells *c, int rank, uint64_t step) {
+/* The index (ring * ncells + cell) where `rank` puts its data of step `step`; `rotate`:
+ * the call's steps rotate (collie_cells.rotate, for calls that fit in the window; every
+ * rank decides the same for a call). */
+static inline uint64_t collie_cell_index(const collie_cells *c, int rank, uint64_t step, bool rotate) {
     uint64_t ring = (uint64_t)rank;
-    if (c->rotate)
+    if (rotate)
         ring = (ring + (step - 1) / c->ncells) % c->rings;
     return ring * c->ncells + (step - 1) % c->ncells;
 }
-static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step) {
-    return c->data + collie_cell_index(c, rank, step) * c->cell_bytes;
+static inline char *collie_cell(const collie_cells *c, int rank, uint64_t step, bool rotate) {
+    return c->data + collie_cell_index(c, rank, step, rotate) * c->cell_bytes;
 }
-static inline uint32_t *collie_cell_check(const collie_cells *c, int rank, uint64_t step) {
-    return &c->check[collie_cell_index(c, rank, step)];
+static inline uint32_t *collie_cell_check(const collie_cells *c, int rank, uint64_t step, bool rotate) {
+    return &c->check[collie_cell_index(c, rank, step, rotate)];
 }
 
 struct collie_transport;
