@@ -314,6 +314,17 @@ static int copy_in(collie_request_t *req, cells_run *c) {
     return COLLIE_OK;
 }
 
+/* An allreduce at P = 2 publishes each reduced slice in the peer's cell, over the lines of
+ * it that the reduction has just read (the peer's copy of this rank's slice), and each
+ * rank copies the other's result out of its own cell: every write then lands on lines the
+ * writer has in its cache, where writing into its own cell took lines the peer had read
+ * last (Intel MPI's shared-memory allreduce does this, seen with gdb; bench/allreduce_floor
+ * staged 512 KiB fresh 59 -> 49 us; measurements.md, session 49).  More ranks would have
+ * to write a slice into every peer's cell (P - 1 copies instead of one). */
+static bool result_to_peer(const collie_request_t *req) {
+    return req->args.size == 2 && req->args.coll == COLL_ALLREDUCE;
+}
+
 static int reduce_step(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     int me = req->args.rank;
@@ -331,8 +342,9 @@ static int reduce_step(collie_request_t *req, cells_run *c) {
     if (st)
         return st;
     if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
-        if (dst != cell + lo)
-            collie_cell_fill(c->fill.stream, cell + lo, dst, n);
+        char *out = result_to_peer(req) ? collie_cell(cl, 1 - me, v.t, c->rotate) + lo : cell + lo;
+        if (dst != out)
+            collie_cell_fill(c->fill.stream, out, dst, n);
         cells_publish(req, &cl->ctrl[me].out, v.last);
     }
     if (!gets_result(req))
@@ -353,7 +365,8 @@ static int copy_out(collie_request_t *req, cells_run *c) {
             continue;
         uint64_t lo, n;
         slice_of(req, &v, q, &lo, &n);
-        collie_peer_copy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, q, v.t, c->rotate) + lo, n);
+        int holder = result_to_peer(req) ? req->args.rank : q;   /* whose cell holds q's result */
+        collie_peer_copy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, holder, v.t, c->rotate) + lo, n);
     }
     cells_publish(req, &cl->ctrl[req->args.rank].freed, v.last);
     c->next_out++;
