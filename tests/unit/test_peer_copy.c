@@ -18,33 +18,11 @@
 
 #include "base/base.h"
 #include "check.h"
+#include "copy_check.h"
 #include "transport/transport.h"
 
-#define GUARD 64
-#define FILL 0x5A
-
 static void one(const unsigned char *src, unsigned char *area, size_t dalign, size_t n) {
-    memset(area, FILL, GUARD + dalign + n + GUARD);
-    unsigned char *dst = area + GUARD + dalign;
-    collie_peer_copy(dst, src, n);
-    for (size_t i = 0; i < n; i++)
-        if (dst[i] != src[i]) {
-            check(false, "peer copy of %zu bytes, destination offset %zu: byte %zu is 0x%02x, "
-                  "not 0x%02x", n, dalign, i, dst[i], src[i]);
-            return;
-        }
-    for (size_t i = 0; i < GUARD + dalign; i++)
-        if (area[i] != FILL) {
-            check(false, "peer copy of %zu bytes, destination offset %zu: wrote %zu bytes "
-                  "before the destination", n, dalign, GUARD + dalign - i);
-            return;
-        }
-    for (size_t i = 0; i < GUARD; i++)
-        if (dst[n + i] != FILL) {
-            check(false, "peer copy of %zu bytes, destination offset %zu: wrote byte %zu "
-                  "after the destination", n, dalign, i);
-            return;
-        }
+    copy_check("peer copy", collie_peer_copy, src, area, dalign, n);
 }
 
 static void copies(void) {
@@ -53,7 +31,7 @@ static void copies(void) {
                                       9 * 4096 + 4095, 262144, 262144 + 4095 };
     size_t most = 262144 + 4095;
     unsigned char *src_area = aligned_alloc(64, most + 128);
-    unsigned char *area = aligned_alloc(64, 2 * GUARD + 64 + most + 64);
+    unsigned char *area = aligned_alloc(64, 2 * COPY_GUARD + 64 + most + 64);
     if (!src_area || !area) {
         check(false, "out of memory");
         return;

@@ -12,32 +12,10 @@
 
 #include "base/base.h"
 #include "check.h"
-
-#define GUARD 64
-#define FILL 0xA5
+#include "copy_check.h"
 
 static void one(const unsigned char *src, unsigned char *area, size_t dalign, size_t n) {
-    memset(area, FILL, GUARD + dalign + n + GUARD);
-    unsigned char *dst = area + GUARD + dalign;
-    collie_stream_copy(dst, src, n);
-    for (size_t i = 0; i < n; i++)
-        if (dst[i] != src[i]) {
-            check(false, "stream copy of %zu bytes, destination offset %zu: byte %zu is 0x%02x, "
-                  "not 0x%02x", n, dalign, i, dst[i], src[i]);
-            return;
-        }
-    for (size_t i = 0; i < GUARD + dalign; i++)
-        if (area[i] != FILL) {
-            check(false, "stream copy of %zu bytes, destination offset %zu: wrote %zu bytes "
-                  "before the destination", n, dalign, GUARD + dalign - i);
-            return;
-        }
-    for (size_t i = 0; i < GUARD; i++)
-        if (dst[n + i] != FILL) {
-            check(false, "stream copy of %zu bytes, destination offset %zu: wrote byte %zu "
-                  "after the destination", n, dalign, i);
-            return;
-        }
+    copy_check("stream copy", collie_stream_copy, src, area, dalign, n);
 }
 
 int main(void) {
@@ -45,7 +23,7 @@ int main(void) {
                                       320, 1000, 4096, 4097, 65536 + 13, 262144 };
     size_t most = 262144;
     unsigned char *src_area = aligned_alloc(64, most + 128);
-    unsigned char *area = aligned_alloc(64, 2 * GUARD + 64 + most + 64);
+    unsigned char *area = aligned_alloc(64, 2 * COPY_GUARD + 64 + most + 64);
     if (!src_area || !area) {
         fprintf(stderr, "test_stream_copy: out of memory\n");
         return 1;
