@@ -13,7 +13,7 @@
  * profile of its allgather) reads 8 pages at once the same way; 16 or 32 pages were slower
  * (8.6–9.9 µs), 2–4 pages nearly as good as 8.
  *
- * x86-64 with AVX2 only (chosen at run time); elsewhere, below PEER_COPY_MIN bytes, or with
+ * x86-64 with AVX2 only (chosen at run time); elsewhere, below COLLIE_PEER_COPY_MIN bytes, or with
  * COLLIE_PEER_COPY=0, plain memcpy.  Stores are ordinary (cached) stores: the reader uses
  * what it copied.
  */

@@ -144,10 +144,10 @@ _Static_assert(sizeof(collie_board_entry) == 4 * COLLIE_CACHELINE, "board entry 
  * fewer go on round the whole ring.
  * These words of rank r hold step numbers and only grow (each on its own cache line):
  * `in`: r wrote its data of step t into its cell (or, lent, its peers may copy them from
- * r's memory: `lent` below); `out`: r published its reduced slice of
- * step t in its cell; `freed`: r reads no cell of step t any more (a writer reuses a cell
- * for step t only when every rank freed step t − ncells).  `check[c]`: the call's hash of
- * the step in cell c (mismatched calls show). */
+ * r's memory: `lent` below); `out`: r published its reduced slice of step t in its cell
+ * (an allreduce at P = 2: in the peer's, algorithms/cells.c); `freed`: r reads no cell of
+ * step t any more (a writer reuses a cell for step t only when every rank freed step
+ * t − ncells).  `check[c]`: the call's hash of the step in cell c (mismatched calls show). */
 /* A rank whose data of a call lie in its registered memory (collie_alloc, the shared heap)
  * may let its peers read them there instead of copying them into its cells first
  * (allgather, alltoall, reduce_scatter: algorithms/cells_in_place.c).  `first` is that call's first
