@@ -30,8 +30,10 @@ static void copies(void) {
                                       32768, 32769, 36864 + 7, 65536, 65536 + 13,
                                       9 * 4096 + 4095, 262144, 262144 + 4095 };
     size_t most = 262144 + 4095;
-    unsigned char *src_area = aligned_alloc(64, most + 128);
-    unsigned char *area = aligned_alloc(64, 2 * COPY_GUARD + 64 + most + 64);
+    size_t src_bytes = (most + 128 + 63) / 64 * 64;   /* aligned_alloc: a multiple of 64 */
+    size_t area_bytes = (2 * COPY_GUARD + 64 + most + 64 + 63) / 64 * 64;
+    unsigned char *src_area = aligned_alloc(64, src_bytes);
+    unsigned char *area = aligned_alloc(64, area_bytes);
     if (!src_area || !area) {
         check(false, "out of memory");
         return;
