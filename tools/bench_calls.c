@@ -81,9 +81,15 @@ void aux_sync_each(const bench *b) {
         aux_barrier(b);
 }
 
+/* The harness's own calls (the times' allreduce, the iteration count's bcast, the release's
+ * gather and scatter) run `auto`, whatever COLLIE_<COLL>_ALGO says.  The barrier before each
+ * timed call keeps COLLIE_BARRIER_ALGO: it is part of what is measured (the order in which
+ * it lets the ranks go starts their clocks; docs/measurements.md, "The barrier's exit
+ * order"), and until 2026-12-04 (session 50) this reset made every comparison of barriers
+ * by the call after them time the same barrier twice. */
 void set_auto_except_measured(const bench *b) {
     for (int c = 0; c < COLL_COUNT; c++)
-        if (c != b->o.coll)
+        if (c != b->o.coll && c != COLL_BARRIER)
             must(b, collie_force_algorithm(c, "auto"));
 }
 

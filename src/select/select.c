@@ -215,15 +215,22 @@ static const rule rules[] = {
     /* P = 5..8 flat (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier with
      * COLLIE_BARRIER_ALGO=dissemination / flat in turn, µs): P = 5 4.6-6.5 against
      * 6.4-10.3 (8 rounds), P = 6 6.5-8.0 against 8.7-12.1 (3), P = 8 6.6-12.8 (median 9.0)
-     * against 10.3-13.0 (median 10.9; 8 rounds);
-     * with more ranks than cores every rank's round waits for some rank to be scheduled,
-     * and flat's non-roots need to run only twice.  P = 3 flat too (2026-11-29, another
-     * AMD EPYC VM, the same in turn, 10 rounds): 3.50-3.79 against 3.57-4.25 (flat faster
-     * in 8); bcast, reduce and allreduce of 8 B-4 KiB after it the same or faster.  P = 4
-     * dissemination (the same day, 4 rounds): 3.36-4.65 against flat's 3.76-5.82.
-     * Above 8 ranks the log rounds (collie-sim predict); P = 2 see docs/measurements.md,
-     * "The barrier's exit order and small bcasts". */
-    { COLL_BARRIER, 3, 3, ALL_BYTES, { "flat", "dissemination" } },
+     * against 10.3-13.0 (median 10.9; 8 rounds); on the Intel Xeon VM of 2026-12-04 P = 8
+     * 6.1-8.4 against 11.9-12.8 (2 rounds).  With more ranks than cores every rank's round
+     * waits for some rank to be scheduled, and flat's non-roots need to run only twice.
+     * P = 2-4 dissemination.  At P = 2 it is the faster by itself (0.26-0.28 against
+     * 0.46-0.49 µs, Intel Xeon VM, 2026-12-04); flat lets the root go first, which halves a
+     * small bcast after it (8 B 0.40 -> 0.19 µs) but slows an allreduce after it (8 B
+     * 0.42 -> 0.50).  At P = 3 the two take the same by themselves (medians 2.31 and 2.26 µs
+     * of 5 rounds on that VM; flat 5 % faster on an AMD EPYC VM of 2026-11-29), and after
+     * dissemination a reduce or allreduce is the faster (reduce 8 B 0.27-1.04 against
+     * 2.28-2.36 µs, allreduce 8 KiB 4.3-4.5 against 5.6-5.7), a bcast the slower (8 B
+     * 0.80-0.97 against 0.25-0.32, still below every peer's 2.0 after its own barrier);
+     * P = 4: dissemination 2.52 against 3.10 (medians of 5).  The calls after the barrier
+     * were timed with collie-bench --coll C --barrier-each, which honours COLLIE_BARRIER_ALGO
+     * only since that day: the comparisons of 2026-11-29 timed the same barrier twice.
+     * Above 8 ranks the log rounds (collie-sim predict); docs/measurements.md, "The
+     * barrier's exit order and small bcasts". */
     { COLL_BARRIER, 5, 8, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
     /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
