@@ -26,6 +26,10 @@ summary.csv files of bench/compare (rows of several runs are simply concatenated
    tables of 0 and 3 again with the paired ratio (the median over rounds of collie / the
    best peer timed one right after the other), the first pass's ratio where a point had
    no rematch.
+8. Issue 14's targets, met or not, per view (first pass; paired where the run had a
+   rematch): collie (malloc) at or below the best peer at >= 90 % of points, never above
+   1.3 x; collie_alloc or the shared heap at most 0.6 x from 512 KiB; at P = 2 allreduce
+   2 MiB at most 0.85 x and bcast 2 and 8 MiB at most 1.0 x (where the run has them).
 
 Any of bench/compare's collectives (allreduce, reduce, bcast, allgather,
 reduce_scatter_block, alltoall); summary.csv files from before the shared-heap columns
@@ -210,6 +214,60 @@ def mapped_target(table):
               (f"; above: {', '.join(miss)}" if miss else ""))
 
 
+SHARE_TARGET, OVER_TARGET = 0.9, 1.3
+POINT_TARGETS = (("allreduce", 2 << 20, 0.85), ("bcast", 2 << 20, 1.0), ("bcast", 8 << 20, 1.0))
+
+
+def mapped_best(r):
+    """The better of a point's collie_alloc and shared-heap ratios, or None."""
+    got = [x for x in (num(r.get("ratio_collie_alloc")), num(r.get("ratio_shared_heap"))) if x]
+    return min(got) if got else None
+
+
+def point_targets(got):
+    """The P = 2 points of issue 14 that the run has: (target, reused / fresh, met) rows."""
+    rows = []
+    for coll, size, limit in POINT_TARGETS:
+        xs = {k[3]: x for k, x in got.items() if k[:3] == (coll, 2, size)}
+        if xs:
+            shown = " / ".join(f"{xs[d]:.2f}" if d in xs else "–" for d in ("reused", "fresh"))
+            rows.append((f"P = 2 {coll} {human(size)} ≤ {limit} × (reused / fresh)", shown,
+                         all(x <= limit for x in xs.values())))
+    return rows
+
+
+def target_rows(table, column):
+    """Issue 14's targets in one view: (target, what the run gives, met) rows; both data
+    kinds count, so "every point" means every (collective, P, size, data)."""
+    got = {k: ratio_in(r, column) for k, r in table.items() if ratio_in(r, column)}
+    if not got:
+        return []
+    n, at_most = len(got), sum(1 for x in got.values() if x <= 1.0)
+    over = ", ".join(f"{c} P={p} {human(b)} {d} {x:.2f}"
+                     for (c, p, b, d), x in sorted(got.items()) if x > OVER_TARGET)
+    rows = [(f"≤ 1.0 × the best peer at ≥ {SHARE_TARGET:.0%} of points",
+             f"{at_most} of {n} ({at_most / n:.0%})", at_most >= SHARE_TARGET * n),
+            (f"never above {OVER_TARGET} ×", over or "none", not over)]
+    mapped = [mapped_best(r) for k, r in table.items()
+              if k[2] >= MAPPED_FROM and mapped_best(r)]
+    if mapped:
+        ok = sum(1 for x in mapped if x <= MAPPED_TARGET)
+        rows.append((f"collie_alloc or shared heap ≤ {MAPPED_TARGET} × from {human(MAPPED_FROM)} "
+                     "(first pass)", f"{ok} of {len(mapped)}", ok == len(mapped)))
+    return rows + point_targets(got)
+
+
+def targets(table, column="ratio"):
+    """Issue 14's targets as a table (module docstring, item 8)."""
+    rows = target_rows(table, column)
+    if not rows:
+        return
+    print("| target | " + ("paired" if column == "rematch_ratio" else "first pass") + " | met? |")
+    print("| --- | --- | --- |")
+    for what, value, met in rows:
+        print(f"| {what} | {value} | {'yes' if met else 'no'} |")
+
+
 def states(table):
     """How the machine's states (bench/compare_state.py) entered the comparison."""
     splits = sorted({r["line_split_ns"] for r in table.values() if r.get("line_split_ns")})
@@ -244,12 +302,16 @@ def main(argv):
     totals(table)
     mapped_target(table)
     states(table)
+    print()
+    targets(table)
     paired = sum(1 for r in table.values() if num(r.get("rematch_ratio")) is not None)
     if paired:
         print(f"\nPaired rematch ({paired} of {len(table)} points timed again side by side; the "
               "median over rounds of collie / the best peer):\n")
         matrix(table, "rematch_ratio")
         per_size(table, "rematch_ratio")
+        print()
+        targets(table, "rematch_ratio")
 
 
 if __name__ == "__main__":
