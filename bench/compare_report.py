@@ -239,7 +239,7 @@ def point_targets(got):
 def target_rows(table, column):
     """Issue 14's targets in one view: (target, what the run gives, met) rows; both data
     kinds count, so "every point" means every (collective, P, size, data)."""
-    got = {k: ratio_in(r, column) for k, r in table.items() if ratio_in(r, column)}
+    got = {k: x for k, x in ((k, ratio_in(r, column)) for k, r in table.items()) if x}
     if not got:
         return []
     n, at_most = len(got), sum(1 for x in got.values() if x <= 1.0)
@@ -248,8 +248,7 @@ def target_rows(table, column):
     rows = [(f"≤ 1.0 × the best peer at ≥ {SHARE_TARGET:.0%} of points",
              f"{at_most} of {n} ({at_most / n:.0%})", at_most >= SHARE_TARGET * n),
             (f"never above {OVER_TARGET} ×", over or "none", not over)]
-    mapped = [mapped_best(r) for k, r in table.items()
-              if k[2] >= MAPPED_FROM and mapped_best(r)]
+    mapped = [x for x in (mapped_best(r) for k, r in table.items() if k[2] >= MAPPED_FROM) if x]
     if mapped:
         ok = sum(1 for x in mapped if x <= MAPPED_TARGET)
         rows.append((f"collie_alloc or shared heap ≤ {MAPPED_TARGET} × from {human(MAPPED_FROM)} "

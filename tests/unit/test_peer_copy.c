@@ -21,10 +21,6 @@
 #include "copy_check.h"
 #include "transport/transport.h"
 
-static void one(const unsigned char *src, unsigned char *area, size_t dalign, size_t n) {
-    copy_check("peer copy", collie_peer_copy, src, area, dalign, n);
-}
-
 static void copies(void) {
     static const size_t lengths[] = { 0, 1, 63, 4096, 8191, 8192, 8193, 12288 + 5, 32767,
                                       32768, 32769, 36864 + 7, 65536, 65536 + 13,
@@ -44,7 +40,7 @@ static void copies(void) {
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
         for (size_t da = 0; da < 64; da += 7)
             for (size_t sa = 0; sa < 64; sa += 9)
-                one(src_area + sa, area, da, lengths[li]);
+                copy_check("peer copy", collie_peer_copy, src_area + sa, area, da, lengths[li]);
     free(src_area);
     free(area);
 }

@@ -14,10 +14,6 @@
 #include "check.h"
 #include "copy_check.h"
 
-static void one(const unsigned char *src, unsigned char *area, size_t dalign, size_t n) {
-    copy_check("stream copy", collie_stream_copy, src, area, dalign, n);
-}
-
 int main(void) {
     static const size_t lengths[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 271, 319,
                                       320, 1000, 4096, 4097, 65536 + 13, 262144 };
@@ -34,7 +30,7 @@ int main(void) {
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
         for (size_t da = 0; da < 64; da++)
             for (size_t sa = 0; sa < 64; sa += lengths[li] > 4096 ? 13 : 1)
-                one(src_area + sa, area, da, lengths[li]);
+                copy_check("stream copy", collie_stream_copy, src_area + sa, area, da, lengths[li]);
     free(src_area);
     free(area);
     printf("test_stream_copy: %s (streaming stores %s)\n", failures ? "FAILED" : "passed",
