@@ -49,13 +49,23 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 hostlist=$(IFS=,; for h in "${hosts[@]}"; do printf '%s:%s,' "$h" "$per_host"; done)
 np=$(( 4 * per_host ))
-mpi() {  # mpi OUT ERR [-x VAR=VALUE ...] -- ARGS
+run_mpirun() {  # run_mpirun OUT ERR [-x VAR=VALUE ...] -- ARGS
   local out=$1 err=$2
   shift 2
   timeout -k 10 "${COLLIE_MPI_TEST_TIMEOUT:-400}" mpirun.openmpi -np "$np" --host "${hostlist%,}" \
     --mca plm_rsh_agent "$here/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$net.0/24" --mca btl tcp,vader,self --mca btl_tcp_if_include "$net.0/24" \
     --mca pml ob1 --oversubscribe --bind-to none "$@" >"$out" 2>"$err"
+}
+# Open MPI 4.1's TCP transport sometimes fails to open a connection between two of the
+# namespaces on a loaded machine ("Open MPI failed to TCP connect to a peer MPI process";
+# CI saw it once in mpi_team_api, open-mpi/ompi#11508 describes it on VMs): the run is
+# repeated once then, and said so.  Any other failure, or the same one twice, fails.
+mpi() {  # mpi OUT ERR [-x VAR=VALUE ...] -- ARGS
+  run_mpirun "$@" && return 0
+  grep -q "failed to TCP connect to a peer MPI process" "$2" || return 1
+  echo "note: Open MPI's TCP connect between namespaces failed ($(grep -m1 'Error:' "$2" | sed 's/^ *//')); running it again"
+  run_mpirun "$@"
 }
 # Every rank must run in a namespace of its own host (not on this machine's network).
 mpi "$work/where.out" "$work/where.err" /bin/sh -c 'echo "$(hostname) $(ip -o -4 addr show eth0 2>/dev/null | awk "{print \$4}")"' ||
