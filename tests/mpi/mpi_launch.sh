@@ -3,7 +3,10 @@
 #   mpi_launch FLAVOUR NP LIMIT OUT ERR [VAR=VALUE...] -- PROGRAM [ARGS...]
 # runs PROGRAM with NP ranks for at most LIMIT seconds, VAR=VALUE in every rank's
 # environment, stdout to OUT and stderr to ERR (ERR may be OUT: both then go there, in
-# order); its exit status.
+# order); its exit status.  With ERR apart from OUT, each rank's stderr goes to a file of its
+# own, appended to ERR in rank order at the end: mpirun forwards the ranks' output in pieces
+# that may cut a line, so lines from different ranks could interleave in one stream (a
+# check of rank 0's log lines failed once that way).
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -24,7 +27,16 @@ mpi_launch() {
   fi
   if [ "$err" = "$out" ]; then
     "${cmd[@]}" >"$out" 2>&1
-  else
-    "${cmd[@]}" >"$out" 2>"$err"
+    return
   fi
+  local dir status
+  dir=$(mktemp -d /tmp/collie-rank-err.XXXXXX)
+  # shellcheck disable=SC2016  # expanded by each rank's shell
+  local per_rank=(/bin/sh -c 'exec "$@" 2>"$0/rank.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-x}}"' "$dir")
+  cmd=("${cmd[@]:0:${#cmd[@]}-$#}" "${per_rank[@]}" "$@")
+  "${cmd[@]}" >"$out" 2>"$err"
+  status=$?
+  for f in $(ls "$dir" | sort -t. -k2 -n); do cat "$dir/$f" >>"$err"; done
+  rm -rf "$dir"
+  return $status
 }
