@@ -21,9 +21,11 @@
 enum { PARSE_OK = 0, PARSE_HELP = 1, PARSE_ERROR = 2 };
 enum { MODE_PERSISTENT, MODE_BLOCKING, MODE_NONBLOCKING, MODE_POLL };
 static const char *const mode_names[] = { "persistent", "blocking", "nonblocking", "poll" };
+static const char *const thread_level_names[] = { "single", "funneled", "serialized", "multiple" };
 
 typedef struct bench_opts {
     int coll, mode, root;
+    int thread_level;             /* --thread-level: COLLIE_THREAD_* for collie_init_thread */
     const char *algo;             /* "auto", "all", "all,auto", NAME[:params]; NULL:
                                      $COLLIE_<COLL>_ALGO */
     uint64_t min_bytes, max_bytes, step;
@@ -85,6 +87,9 @@ static inline void bench_usage(FILE *f) {
           "                    scatter of one value; a reduce and a bcast when the measured\n"
           "                    call is gather or scatter): rank 0 leaves first, the others\n"
           "                    one hand-over later, whatever the barrier algorithm\n"
+          "  --thread-level L  single (default: one thread, what MPI_Init gives an MPI\n"
+          "                    benchmark), funneled, serialized or multiple: the level asked\n"
+          "                    of collie_init_thread\n"
           "  --version         print the version and exit (as the first argument)\n"
           "  --format F        collie (default) or osu: OSU's columns (# Size, Avg Latency(us))\n"
           "OSU micro-benchmark flags work too: -m [MIN:]MAX (--message-size), -i N\n"
@@ -166,6 +171,14 @@ static inline int find_mode(const char *s) {
     return -1;
 }
 
+/* COLLIE_THREAD_SINGLE .. MULTIPLE are 0 .. 3, in thread_level_names' order. */
+static inline int find_thread_level(const char *s) {
+    for (int l = 0; l < 4; l++)
+        if (strcmp(s, thread_level_names[l]) == 0)
+            return l;
+    return -1;
+}
+
 /* Sets option `name` from `val`; false for a bad value. */
 static inline bool set_value(bench_opts *o, const char *name, const char *val) {
     long v = 0;
@@ -181,6 +194,7 @@ static inline bool set_value(bench_opts *o, const char *name, const char *val) {
     else if (!strcmp(name, "--repeat")) ok = parse_long(val, 1, 1000, &o->repeat);
     else if (!strcmp(name, "--mode")) ok = (o->mode = find_mode(val)) >= 0;
     else if (!strcmp(name, "--csv")) o->csv = val;
+    else if (!strcmp(name, "--thread-level")) ok = (o->thread_level = find_thread_level(val)) >= 0;
     else if (!strcmp(name, "--root")) {
         ok = parse_long(val, 0, 1L << 30, &v);
         o->root = (int)v;
@@ -208,7 +222,7 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
 
 static inline bool is_value_option(const char *name) {
     static const char *const names[] = { "--coll", "--algo", "--min-bytes", "--max-bytes", "--repeat",
-        "--step-factor", "--dtype", "--op", "--iters", "--warmup", "--root", "--mode", "--csv" };
+        "--step-factor", "--dtype", "--op", "--iters", "--warmup", "--root", "--mode", "--csv", "--thread-level" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i]))
             return true;
@@ -250,6 +264,7 @@ static inline const char *value_hint(const char *name) {
                      "float64" },
         { "--op", "sum, prod, min, max, land, lor, lxor, band, bor, bxor, maxloc, minloc" },
         { "--mode", "persistent, blocking, nonblocking or poll" },
+        { "--thread-level", "single, funneled, serialized or multiple" },
         { "--step-factor", "an integer >= 2" },
         { "--min-bytes", "bytes, optionally with a suffix K, M, G, KiB, MiB, GiB" },
         { "--max-bytes", "bytes, optionally with a suffix K, M, G, KiB, MiB, GiB" },
@@ -265,7 +280,8 @@ static inline const char *value_hint(const char *name) {
 static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *err, size_t n) {
     *o = (bench_opts){ .coll = COLL_ALLREDUCE, .min_bytes = 8, .max_bytes = 1 << 20, .step = 2,
                        .dtype = COLLIE_FLOAT64, .op = COLLIE_SUM, .opid = COLLIE_OPID_SUM,
-                       .warmup = 10, .repeat = 1, .mode = MODE_BLOCKING };
+                       .warmup = 10, .repeat = 1, .mode = MODE_BLOCKING,
+                       .thread_level = COLLIE_THREAD_SINGLE };
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *eq = strchr(argv[i], '='), *val = eq ? eq + 1 : NULL;

@@ -233,7 +233,8 @@ int main(int argc, char **argv) {
         pr = bench_parse_args(oa.argc, oa.argv, &b.o, err, sizeof err);
     b.osu_format = oa.osu_format;
     b.osu_full = oa.full;
-    int st = collie_init();
+    int provided = 0;
+    int st = collie_init_thread(pr == PARSE_OK ? b.o.thread_level : COLLIE_THREAD_SINGLE, &provided);
     if (st != COLLIE_OK && pr != PARSE_OK)
         return finish_parse(pr, err, true);
     if (st != COLLIE_OK)

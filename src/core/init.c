@@ -86,6 +86,7 @@ static int init_at(int required) {
     st = world_transport(&tp, &from_provider);
     if (st)
         return st;
+    collie_set_serial_calls(thread_level <= COLLIE_THREAD_FUNNELED);
     st = collie_team_create(tp, &world);
     if (st) {
         tp->ops->destroy(tp);
@@ -120,6 +121,7 @@ int collie_finalize(void) {
     collie_subteams_free_all();
     collie_team_destroy(world);
     world = NULL;
+    collie_set_serial_calls(false);
     if (provider.finalize)
         provider.finalize();
     return st;

@@ -41,6 +41,7 @@ struct collie_team {
     _Atomic uintptr_t owner;
     unsigned owner_depth;           /* nested entries of the owner (a blocking call's start) */
     _Atomic(const char *) owner_fn; /* the call it is in (for the other thread's message) */
+    bool serial_entry;              /* made at SINGLE / FUNNELED: a plain entry (owner.c) */
     /* Sub-teams (team_split.c).  How this team's sub-teams get their transport (NULL:
      * over this team's own collectives, team_setup.c) and its context; who may free it. */
     const struct collie_team_maker *maker;
@@ -223,6 +224,10 @@ void collie_check_free(collie_request_t *req);
  * COLLIE_ERR_ARG naming the thread inside and its call; the team stays usable. */
 int collie_team_enter(collie_team_t *team, const char *fn);
 void collie_team_leave(collie_team_t *team);
+/* Teams made from now on are entered with a plain load and store (owner.c): set where the
+ * thread level is SINGLE or FUNNELED (collie_init_thread, the drop-in's MPI_Init). */
+void collie_set_serial_calls(bool on);
+bool collie_serial_calls(void);
 /* Takes a team no thread is inside for one pass of its queue from another team's wait
  * (progress_others.c): false when a thread is inside; give it back at once. */
 bool collie_team_borrow(collie_team_t *team);

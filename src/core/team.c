@@ -37,6 +37,7 @@ int collie_team_create(collie_transport *tp, collie_team_t **out) {
     long long yields = collie_env_int("COLLIE_YIELDS", tp->oversubscribed ? 256 : 32);
     t->max_yields = yields > 0 ? (int)yields : 0;
     t->check_calls = collie_env_int("COLLIE_CHECK", 0) > 0;
+    t->serial_entry = collie_serial_calls();
     int st = collie_handle_add(t, COLLIE_HANDLE_TEAM);
     if (st) {
         free(t);

@@ -416,6 +416,9 @@ int PCOLL(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
  * not in the first collective). */
 static int init_done(int rc) {
     if (rc == MPI_SUCCESS) {
+        int level = MPI_THREAD_MULTIPLE;
+        PMPI_Query_thread(&level);
+        collie_set_serial_calls(level <= MPI_THREAD_FUNNELED);   /* one thread at a time */
         cm_setup();
         cm_world_open();
         if (!cm_disabled())

@@ -229,6 +229,54 @@ static void test_same_team_collision(void) {
     free_world(&c.w);
 }
 
+/* Teams made at SINGLE / FUNNELED (collie_set_serial_calls) take their owner word with a
+ * plain load and store: a second thread that finds one inside still gets the error (here
+ * the first has been inside for 20 ms), and the team works on afterwards.  Only one thread
+ * calls at a time otherwise: the waiter's collie_test(400 ms) is over before this thread
+ * drives the others. */
+static void *timed_waiter(void *arg) {
+    collision *c = arg;
+    atomic_store(&c->inside, 1);
+    c->wait_status = collie_test(c->reqs[0], 400);
+    atomic_store(&c->inside, 2);
+    return NULL;
+}
+
+static void test_serial_collision(void) {
+    collision c;
+    memset(&c, 0, sizeof c);
+    collie_set_serial_calls(true);
+    check(make_world(&c.w) == 0, "loop world");
+    collie_set_serial_calls(false);
+    check(c.w.teams[0]->serial_entry && !collie_serial_calls(), "teams made at SINGLE are serial");
+    for (int r = 0; r < P; r++)
+        c.in[r] = r + 1;
+    check(collie_iallreduce(c.w.teams[0], &c.in[0], &c.out[0], 1, COLLIE_INT64, COLLIE_SUM,
+                            &c.reqs[0]) == COLLIE_OK, "iallreduce rank 0");
+    pthread_t a;
+    pthread_create(&a, NULL, timed_waiter, &c);
+    while (atomic_load(&c.inside) == 0)
+        sched_yield();
+    usleep(20000);
+    int st = collie_test(c.reqs[0], 0);
+    check(st == COLLIE_ERR_ARG && strstr(collie_last_error(), "another thread is inside collie_test"),
+          "serial team: collie_test while another thread is in: %d (%s)", st, collie_last_error());
+    int64_t x = 5, y = 0;
+    st = collie_allreduce(c.w.teams[0], &x, &y, 1, COLLIE_INT64, COLLIE_SUM);
+    check(st == COLLIE_ERR_ARG && strstr(collie_last_error(), "calls on one team must not overlap"),
+          "serial team: collie_allreduce while another thread is in: %d (%s)", st, collie_last_error());
+    check(atomic_load(&c.inside) == 1, "the waiter left collie_test before its 400 ms");
+    pthread_join(a, NULL);
+    check(c.wait_status == COLLIE_TIMEOUT, "the waiter's test: %d, want COLLIE_TIMEOUT", c.wait_status);
+    for (int r = 1; r < P; r++)
+        check(collie_iallreduce(c.w.teams[r], &c.in[r], &c.out[r], 1, COLLIE_INT64, COLLIE_SUM,
+                                &c.reqs[r]) == COLLIE_OK, "iallreduce rank %d", r);
+    check(drive(c.reqs), "the allreduce after the collision");
+    for (int r = 0; r < P; r++)
+        check(c.out[r] == 10, "serial team, rank %d: sum %lld, want 10", r, (long long)c.out[r]);
+    free_world(&c.w);
+}
+
 static void test_levels(void) {
     int provided = -1;
     check(collie_init_thread(7, &provided) == COLLIE_ERR_ARG, "level 7 refused");
@@ -242,6 +290,7 @@ static void test_levels(void) {
 int main(void) {
     test_levels();
     test_same_team_collision();
+    test_serial_collision();
     test_different_teams();
     printf("test_threads: %d failures\n", failures);
     return failures ? 1 : 0;
