@@ -21,28 +21,15 @@
  *   usage: alltoall_floor P [BYTES_PER_BLOCK [CALLS [NCORES]]]
  *          (defaults 2 MiB per block, 40 calls, 2 cores)
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "floor_util.h"
 
 #define MAX_P 64
 #define MAX_CORES 16
-
-typedef struct word {
-    _Alignas(64) _Atomic uint64_t v;
-} word;
 
 typedef struct shared {
     word ready;                       /* owners that have written their input */
@@ -56,53 +43,8 @@ typedef struct setup {
     size_t bytes;                     /* per block */
 } setup;
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static void *shared_map(size_t n) {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("alltoall_floor: mmap");
-        exit(1);
-    }
-    memset(p, 0, n);
-    return p;
-}
-
-static void pin(int core) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(core, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
-
-static void wait_for(word *w, uint64_t v) {
-    while (atomic_load_explicit(&w->v, memory_order_acquire) < v)
-        ;
-}
-
 static uint64_t value(int from, int block, size_t i) {
     return (i * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)from << 48) ^ ((uint64_t)block << 40);
-}
-
-static uint64_t as_bits(double d) {
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
-}
-
-static double as_double(uint64_t b) {
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Rank r's copies: block r of every peer's input into r's output. */
