@@ -18,7 +18,10 @@
  *            every chunk has its own place, so the readers never hold the root back);
  *            worker 0 copies all of the root's chunks in before its own readers' copies;
  *   kernel   each non-root rank reads the root's private input with process_vm_readv (the
- *            single copy of Open MPI, MPICH and Intel MPI for large messages).
+ *            single copy of Open MPI, MPICH and Intel MPI for large messages);
+ *   shared   as mapped, but the copies are items (chunk c for reader q, chunk by chunk)
+ *            that every worker, the root's too, takes from one counter until none is left:
+ *            the floor of mapped buffers when the running ranks share the copies.
  * Every way goes CHUNK by CHUNK, and a worker with several readers copies a chunk for each
  * of them before the next, so that the ways differ only in where the data comes from.
  * Separate processes sharing a core cannot do that (a switch per chunk costs more than the
@@ -47,6 +50,7 @@
 typedef struct shared {
     word start, done;                 /* worker barriers, counted across calls */
     word published;                   /* twocopy: chunks in the staging area, across calls */
+    word claimed;                     /* shared: items taken in this call */
     word root_addr, root_pid;         /* kernel: the root's private input */
     word dt_bits[MAX_CORES];          /* each worker's time of the call */
 } shared;
@@ -94,8 +98,25 @@ static void copy_out_chunks(bufs *b, const setup *st, int w, uint64_t base) {
     }
 }
 
+/* shared: items i = chunk * (P - 1) + reader - 1 from the call's counter. */
+static void copy_shared(bufs *b, const setup *st) {
+    uint64_t readers = (uint64_t)st->P - 1, nchunks = (st->bytes + st->chunk - 1) / st->chunk;
+    for (;;) {
+        uint64_t i = atomic_fetch_add_explicit(&b->sh->claimed.v, 1, memory_order_relaxed);
+        if (i >= readers * nchunks)
+            return;
+        size_t off = (size_t)(i / readers) * st->chunk;
+        size_t n = st->bytes - off < st->chunk ? st->bytes - off : st->chunk;
+        memcpy(b->outs[1 + i % readers] + off, b->root_in + off, n);
+    }
+}
+
 /* The copies of worker w's ranks in one call. */
 static void copy_call(const char *way, bufs *b, const setup *st, int w, uint64_t base) {
+    if (way[0] == 's') {
+        copy_shared(b, st);
+        return;
+    }
     if (way[0] == 't') {
         if (w == 0)
             for (size_t off = 0; off < st->bytes; off += st->chunk) {
@@ -119,7 +140,9 @@ static void copy_call(const char *way, bufs *b, const setup *st, int w, uint64_t
 }
 
 static void check(bufs *b, const setup *st, int w, int call, const char *way) {
-    for (int r = w == 0 ? st->ncores : w; r < st->P; r += st->ncores)
+    int first = way[0] == 's' ? (w == 0 ? 1 : st->P) : w == 0 ? st->ncores : w;
+    int step = way[0] == 's' ? 1 : st->ncores;
+    for (int r = first; r < st->P; r += step)
         for (size_t i = 0; i + 8 <= st->bytes; i += 4096)
             if (*(const uint64_t *)(b->outs[r] + i) != value(call, i)) {
                 fprintf(stderr, "bcast_floor: %s: rank %d, wrong data at byte %zu\n", way, r, i);
@@ -139,15 +162,14 @@ static double slowest(const shared *sh, const setup *st) {
 
 /* Worker w: its ranks' copies, st->calls times; worker 0 returns the median call time. */
 static double work(const char *way, bufs *b, const setup *st, int w, double *best_out) {
-    for (int r = w; r < st->P; r += st->ncores)
-        if (r != 0)
-            b->outs[r] = shared_map(st->bytes);   /* fresh pages, touched below */
     double *times = calloc((size_t)st->calls, sizeof *times);
     int warm = st->calls / 10 + 1, timed = 0;
     size_t nchunks = (st->bytes + st->chunk - 1) / st->chunk;
     for (int call = 1; call <= st->calls; call++) {
         if (w == 0 && (!st->reused || call == 1))
             write_input(b->root_in, st, st->reused ? 1 : call);
+        if (w == 0)   /* no worker takes items before the start barrier */
+            atomic_store_explicit(&b->sh->claimed.v, 0, memory_order_relaxed);
         atomic_fetch_add_explicit(&b->sh->start.v, 1, memory_order_acq_rel);
         wait_for(&b->sh->start, (uint64_t)call * (uint64_t)st->ncores);
         double t0 = now_us();
@@ -176,7 +198,9 @@ static bool has_word(int argc, char **argv, const char *w) {
 
 static double run(const char *way, const setup *st, double *best) {
     bufs b = {shared_map(sizeof(shared)), NULL, NULL, {NULL}};
-    b.root_in = way[0] == 'm' ? shared_map(st->bytes) : aligned_alloc(4096, (st->bytes + 4095) / 4096 * 4096);
+    for (int r = 1; r < st->P; r++)
+        b.outs[r] = shared_map(st->bytes);   /* seen by every worker (shared) */
+    b.root_in = way[0] == 'm' || way[0] == 's' ? shared_map(st->bytes) : aligned_alloc(4096, (st->bytes + 4095) / 4096 * 4096);
     b.staging = way[0] == 't' ? shared_map(st->bytes) : NULL;
     atomic_store(&b.sh->root_addr.v, (uint64_t)(uintptr_t)b.root_in);
     atomic_store(&b.sh->root_pid.v, (uint64_t)getpid());
@@ -208,14 +232,15 @@ int main(int argc, char **argv) {
                 "(2 <= P <= %d, 1 <= NCORES <= min(P, %d), CHUNK >= 64)\n", MAX_P, MAX_CORES);
         return 2;
     }
-    double mb, tb, kb;
+    double mb, tb, kb, sb;
     double m = run("mapped", &st, &mb);
+    double sh = run("shared", &st, &sb);
     double t = run("twocopy", &st, &tb);
     double k = run("kernel", &st, &kb);
     printf("bcast P=%d %zu B, %d cores, %s data, %zu B chunks%s: mapped median %.1f best %.1f us, "
            "twocopy %.1f / %.1f, kernel %.1f / %.1f; mapped / twocopy %.2f (best %.2f), "
-           "mapped / kernel %.2f (best %.2f)\n", st.P, st.bytes, st.ncores,
+           "mapped / kernel %.2f (best %.2f); shared %.1f / %.1f, shared / mapped %.2f\n", st.P, st.bytes, st.ncores,
            st.reused ? "reused" : "fresh", st.chunk, st.whole ? " (whole copies per reader)" : "", m, mb, t, tb, k, kb, m / t, mb / tb, m / k,
-           mb / kb);
+           mb / kb, sh, sb, sh / m);
     return 0;
 }
