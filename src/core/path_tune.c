@@ -61,6 +61,7 @@
 #include <stdlib.h>
 
 #include "core/path_tune.h"
+#include "core/path_tune_impl.h"
 #include "base/base.h"
 
 /* The trial calls of a size class.  Below LARGE_CLASS (a power of two of bytes) the first
@@ -109,24 +110,12 @@ static const uint8_t trial_order[TRIALS][6] = {
 };
 static const uint8_t trial_blocks[TRIALS] = { 4, 6, 4 };
 
-/* Counted calls per block, at most (blocks of 4, the first not counted). */
-#define BLOCK_COUNTED 3
-
-typedef struct tune_class {
-    uint64_t best[PATH_WAYS];   /* per way, ns: the best of its blocks' times */
-    uint64_t block_ns[BLOCK_COUNTED];   /* the current block's counted calls */
-    uint8_t in_block;   /* how many of them */
-    uint8_t block_way;  /* their way */
-    uint8_t calls;      /* calls timed so far */
-    uint8_t chosen;     /* 0 until decided, then 1 + the way */
-    uint8_t trial;      /* 0 until the first call, then 1 + TRIAL_* */
-    uint8_t skip;       /* 0, or the untimed calls once the warm-up ended them (warm_up) */
-    uint64_t warm_ns;   /* the untimed calls' time so far */
-} tune_class;
 
 static int blocks_of(const tune_class *c) { return trial_blocks[c->trial - 1]; }
 
 static int way_of_block(const tune_class *c, int block) { return trial_order[c->trial - 1][block]; }
+
+enum table { TABLE_DRIVER, TABLE_MAPPED, TABLE_SCHED };
 
 struct collie_path_tune {
     tune_class driver[COLL_COUNT][CLASSES];     /* direct_segments, direct_copy, `direct` */
@@ -134,7 +123,6 @@ struct collie_path_tune {
     tune_class sched[COLL_COUNT][CLASSES];      /* the schedules' messages, as this rank sends */
 };
 
-enum table { TABLE_DRIVER, TABLE_MAPPED, TABLE_SCHED };
 
 bool path_tune_on(const collie_request_t *req) {
     const collie_cells *c = req->team->tp->cells;
@@ -290,7 +278,7 @@ bool path_tune_timed(collie_request_t *req, bool all_mapped) {
 
 bool path_tune_sched_timed(collie_request_t *req) { return timed(req, TABLE_SCHED); }
 
-static const char *way_name(int way) {
+const char *path_way_name(int way) {
     return way == PATH_KERNEL ? "the kernel copy" : way == PATH_CELLS ? "the copy cells"
          : way == PATH_MAPPED ? "the mapped buffers" : "shared memory";
 }
@@ -313,7 +301,7 @@ static void log_choice(collie_request_t *req, const tune_class *c, int counted, 
                table == TABLE_SCHED ? "the messages it sends in " : "",
                collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
                times, counted, req->team->tp->oversubscribed ? "fastest call" : "median",
-               way_name(way));
+               path_way_name(way));
 }
 
 static void choose(collie_request_t *req, tune_class *c, int counted, enum table table) {
@@ -385,11 +373,13 @@ static void close_block(tune_class *c, bool median) {
 
 static void record(collie_request_t *req, int path, uint64_t ns, enum table table) {
     tune_class *c = class_for(req, table);
+    if (c && c->chosen)
+        path_tune_revisit(req, c, path, ns, table == TABLE_DRIVER);
     if (!c || c->chosen || !c->trial)
         return;
     collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B took %.1f us by %s", req->args.rank,
                collie_coll_name(req->args.coll), (unsigned long long)req->args.bytes, ns / 1e3,
-               way_name(path));
+               path_way_name(path));
     int k = collie_size_class(req->args.bytes);
     trial_plan t = plan_of(k);
     warm_up(req, c, t, ns);

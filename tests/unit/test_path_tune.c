@@ -22,7 +22,8 @@
  *     (the rule's first way) and 1.0 with streaming stores, the kernel copy 1.5: the trial's
  *     last block through the cells copies out with streaming stores (core/fill_tune.c),
  *     so the trial takes the cells (timed with memcpy out only, it took the kernel copy);
- *     in the three-way trial (slots, kernel copy, cells) every call keeps memcpy out.
+ *     in the three-way trial (slots, kernel copy, cells) every call keeps memcpy out;
+ *   - the choice revisited after the trial (revisits below).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -279,9 +280,85 @@ static void cells_out_way(void) {
     free(f);
 }
 
+/* The trial's calls of each way take trial[way], the calls after its choice steady[way]. */
+typedef struct after_choice {
+    uint64_t trial[PATH_WAYS], steady[PATH_WAYS];
+} after_choice;
+
+/* Runs `calls` calls; the way of the last, and how often the way changed after the trial. */
+static int run_after(fake_call *f, const after_choice *a, int calls, int *switches) {
+    int prev = -1;
+    *switches = 0;
+    for (int call = 0; call < calls; call++) {
+        int way = path_tune_pick(&f->req, false);
+        bool trial = path_tune_timed(&f->req, false);
+        if (!trial && prev >= 0 && way != prev)
+            (*switches)++;
+        if (!trial)
+            prev = way;
+        path_tune_record(&f->req, way, trial ? a->trial[way] : a->steady[way]);
+    }
+    return prev;
+}
+
+/* The choice revisited (path_tune.c, revisit): a reduce of 128 KiB whose trial took the
+ * slots (9.0 against the kernel copy's 9.3 us) that then run at 13 us takes the kernel
+ * copy after 64 + 256 calls and keeps it; one whose kernel copy then runs at 15 us goes
+ * back to the slots once and stays; slots at 11 us (below 1.25x 9.3) stay; with more ranks
+ * than cores, and for bcast, nothing is revisited. */
+static void revisits(void) {
+    fake_call *f = malloc(sizeof *f);
+    int switches;
+    after_choice a = { .trial = { [PATH_USER] = 9000, [PATH_KERNEL] = 9300 },
+                       .steady = { [PATH_USER] = 13000, [PATH_KERNEL] = 9300 } };
+    fake_init(f, 128 << 10);
+    f->req.args.coll = COLL_REDUCE;
+    int trial_calls = 64 + 4 * 4;
+    int way = run_after(f, &a, trial_calls + 64 + 255, &switches);
+    check(way == PATH_USER && switches == 0, "slots at 13 us: still the slots after 319 calls "
+          "past the trial (way %d, %d switches)", way, switches);
+    free(f->team.path_tune);
+    fake_init(f, 128 << 10);
+    f->req.args.coll = COLL_REDUCE;
+    way = run_after(f, &a, trial_calls + 4000, &switches);
+    check(way == PATH_KERNEL && switches == 1, "slots at 13 us against the kernel copy's 9.3 in "
+          "the trial: way %d after %d switches, want the kernel copy after 1", way, switches);
+    free(f->team.path_tune);
+
+    a.steady[PATH_KERNEL] = 15000;
+    fake_init(f, 128 << 10);
+    f->req.args.coll = COLL_REDUCE;
+    way = run_after(f, &a, trial_calls + 4000, &switches);
+    check(way == PATH_USER && switches == 2, "kernel copy at 15 us once taken: way %d after %d "
+          "switches, want the slots again after 2", way, switches);
+    free(f->team.path_tune);
+
+    a.steady[PATH_USER] = 11000;
+    fake_init(f, 128 << 10);
+    f->req.args.coll = COLL_REDUCE;
+    way = run_after(f, &a, trial_calls + 4000, &switches);
+    check(way == PATH_USER && switches == 0, "slots at 11 us (within 1.25x): way %d, %d switches",
+          way, switches);
+    free(f->team.path_tune);
+
+    a.steady[PATH_USER] = 13000;
+    a.steady[PATH_KERNEL] = 9300;
+    for (int k = 0; k < 2; k++) {
+        fake_init(f, 128 << 10);
+        f->req.args.coll = k == 0 ? COLL_REDUCE : COLL_BCAST;
+        f->tp.oversubscribed = k == 0;
+        way = run_after(f, &a, trial_calls + 4000, &switches);
+        check(switches == 0, "%s: %d switches, want none", k == 0 ? "more ranks than cores" : "bcast",
+              switches);
+        free(f->team.path_tune);
+    }
+    free(f);
+}
+
 int main(void) {
     block_times();
     trials();
+    revisits();
     team_way();
     cells_out_way();
     if (failures)
