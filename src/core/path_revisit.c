@@ -17,9 +17,10 @@
  *
  * Measured (collie-bench --coll reduce --min-bytes 128K --max-bytes 128K --barrier-each,
  * 4 launches): the trial took the slots in 2, and both switched to the kernel copy (256
- * calls at 13.2 / 12.8 us against the trial's 10.4 / 10.2); the size's time 9.6-10.1 us
- * against 9.2-9.8 where the trial had taken the kernel copy.  allreduce and reduce 32 KiB -
- * 512 KiB reused and fresh, 2 launches each: no switch.
+ * calls at 13.2 / 12.8 us against the trial's 10.4 / 10.2); the size's time (slowest
+ * rank, the switch included) 9.8-10.6 us against 9.3-10.1 where the trial had taken the
+ * kernel copy.  allreduce and reduce 32 KiB - 512 KiB reused and fresh, 2 launches each:
+ * no switch.
  */
 #include "base/base.h"
 #include "core/path_tune_impl.h"
@@ -40,7 +41,8 @@ static int fastest_other(const tune_class *c, int way) {
 
 static bool revisited(const collie_request_t *req, bool driver) {
     int coll = req->args.coll;
-    return driver && (coll == COLL_ALLREDUCE || coll == COLL_REDUCE) && !req->team->tp->oversubscribed;
+    return driver && (coll == COLL_ALLREDUCE || coll == COLL_REDUCE) &&
+           !req->team->tp->oversubscribed;
 }
 
 static void switch_way(collie_request_t *req, tune_class *c, int to, uint64_t mean, uint64_t ref) {
@@ -48,8 +50,8 @@ static void switch_way(collie_request_t *req, tune_class *c, int to, uint64_t me
     collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B: %d calls by %s took %.1f us "
                "on average against %.1f us by %s (%s): taking %s", req->args.rank,
                collie_coll_name(req->args.coll), 1ull << collie_size_class(req->args.bytes),
-               (2ull << collie_size_class(req->args.bytes)) - 1, REVISIT_WINDOW, path_way_name(from),
-               mean / 1e3, ref / 1e3, path_way_name(to),
+               (2ull << collie_size_class(req->args.bytes)) - 1, REVISIT_WINDOW,
+               path_way_name(from), mean / 1e3, ref / 1e3, path_way_name(to),
                c->revisit == REVISIT_WATCH ? "its trial" : "before the switch", path_way_name(to));
     c->chosen = (uint8_t)(1 + to);
 }
