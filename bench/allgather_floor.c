@@ -18,24 +18,11 @@
  *   usage: allgather_floor [BYTES [CHUNK [CELLS [CALLS [reused]]]]]
  *          (defaults 128 KiB per block, 32 KiB chunks, 4 cells, 2000 calls, fresh data)
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-typedef struct word {
-    _Alignas(64) _Atomic uint64_t v;
-} word;
+#include "floor_util.h"
 
 typedef struct side {
     word in, freed, ready, done, left;
@@ -53,32 +40,9 @@ typedef struct setup {
     int ncells, calls, reused;
 } setup;
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static void wait_at_least(_Atomic uint64_t *w, uint64_t v) {
     while (atomic_load_explicit(w, memory_order_acquire) < v)
         ;
-}
-
-static void pin(int core) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(core, &set);
-    sched_setaffinity(0, sizeof set, &set);
-}
-
-static void *shared_map(size_t n) {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("allgather_floor: mmap");
-        exit(1);
-    }
-    memset(p, 0, n);
-    return p;
 }
 
 /* Steps of this call: chunk by chunk through the two rings; `step` counts across calls. */
@@ -118,18 +82,6 @@ static void move_mapped(const char *ins[2], int me, char *out, const setup *st) 
     int peer = 1 - me;
     memcpy(out + (size_t)me * st->bytes, ins[me], st->bytes);
     memcpy(out + (size_t)peer * st->bytes, ins[peer], st->bytes);
-}
-
-static double as_double(uint64_t bits) {
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
-static uint64_t as_bits(double d) {
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b;
 }
 
 static void check(const char *out, const setup *st, int call, const char *name) {

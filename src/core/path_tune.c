@@ -110,7 +110,6 @@ static const uint8_t trial_order[TRIALS][6] = {
 };
 static const uint8_t trial_blocks[TRIALS] = { 4, 6, 4 };
 
-
 static int blocks_of(const tune_class *c) { return trial_blocks[c->trial - 1]; }
 
 static int way_of_block(const tune_class *c, int block) { return trial_order[c->trial - 1][block]; }
@@ -122,7 +121,6 @@ struct collie_path_tune {
     tune_class mapped[COLL_COUNT][CLASSES];     /* ... when every buffer is mapped */
     tune_class sched[COLL_COUNT][CLASSES];      /* the schedules' messages, as this rank sends */
 };
-
 
 bool path_tune_on(const collie_request_t *req) {
     const collie_cells *c = req->team->tp->cells;

@@ -306,53 +306,44 @@ static int run_after(fake_call *f, const after_choice *a, int calls, int *switch
  * copy after 64 + 256 calls and keeps it; one whose kernel copy then runs at 15 us goes
  * back to the slots once and stays; slots at 11 us (below 1.25x 9.3) stay; with more ranks
  * than cores, and for bcast, nothing is revisited. */
-static void revisits(void) {
+/* A reduce (or `coll`) of 128 KiB on a fresh team through `calls` calls of model a: the
+ * way of the last call, and *switches. */
+static int revisit_case(const after_choice *a, int coll, bool oversubscribed, int calls,
+                        int *switches) {
     fake_call *f = malloc(sizeof *f);
-    int switches;
+    fake_init(f, 128 << 10);
+    f->req.args.coll = coll;
+    f->tp.oversubscribed = oversubscribed;
+    int way = run_after(f, a, calls, switches);
+    free(f->team.path_tune);
+    free(f);
+    return way;
+}
+
+static void revisits(void) {
+    int switches, trial_calls = 64 + 4 * 4;
     after_choice a = { .trial = { [PATH_USER] = 9000, [PATH_KERNEL] = 9300 },
                        .steady = { [PATH_USER] = 13000, [PATH_KERNEL] = 9300 } };
-    fake_init(f, 128 << 10);
-    f->req.args.coll = COLL_REDUCE;
-    int trial_calls = 64 + 4 * 4;
-    int way = run_after(f, &a, trial_calls + 64 + 255, &switches);
+    int way = revisit_case(&a, COLL_REDUCE, false, trial_calls + 64 + 255, &switches);
     check(way == PATH_USER && switches == 0, "slots at 13 us: still the slots after 319 calls "
           "past the trial (way %d, %d switches)", way, switches);
-    free(f->team.path_tune);
-    fake_init(f, 128 << 10);
-    f->req.args.coll = COLL_REDUCE;
-    way = run_after(f, &a, trial_calls + 4000, &switches);
+    way = revisit_case(&a, COLL_REDUCE, false, trial_calls + 4000, &switches);
     check(way == PATH_KERNEL && switches == 1, "slots at 13 us against the kernel copy's 9.3 in "
           "the trial: way %d after %d switches, want the kernel copy after 1", way, switches);
-    free(f->team.path_tune);
-
-    a.steady[PATH_KERNEL] = 15000;
-    fake_init(f, 128 << 10);
-    f->req.args.coll = COLL_REDUCE;
-    way = run_after(f, &a, trial_calls + 4000, &switches);
-    check(way == PATH_USER && switches == 2, "kernel copy at 15 us once taken: way %d after %d "
-          "switches, want the slots again after 2", way, switches);
-    free(f->team.path_tune);
-
-    a.steady[PATH_USER] = 11000;
-    fake_init(f, 128 << 10);
-    f->req.args.coll = COLL_REDUCE;
-    way = run_after(f, &a, trial_calls + 4000, &switches);
-    check(way == PATH_USER && switches == 0, "slots at 11 us (within 1.25x): way %d, %d switches",
-          way, switches);
-    free(f->team.path_tune);
-
-    a.steady[PATH_USER] = 13000;
-    a.steady[PATH_KERNEL] = 9300;
     for (int k = 0; k < 2; k++) {
-        fake_init(f, 128 << 10);
-        f->req.args.coll = k == 0 ? COLL_REDUCE : COLL_BCAST;
-        f->tp.oversubscribed = k == 0;
-        way = run_after(f, &a, trial_calls + 4000, &switches);
+        way = revisit_case(&a, k == 0 ? COLL_REDUCE : COLL_BCAST, k == 0, trial_calls + 4000,
+                           &switches);
         check(switches == 0, "%s: %d switches, want none", k == 0 ? "more ranks than cores" : "bcast",
               switches);
-        free(f->team.path_tune);
     }
-    free(f);
+    a.steady[PATH_KERNEL] = 15000;
+    way = revisit_case(&a, COLL_REDUCE, false, trial_calls + 4000, &switches);
+    check(way == PATH_USER && switches == 2, "kernel copy at 15 us once taken: way %d after %d "
+          "switches, want the slots again after 2", way, switches);
+    a.steady[PATH_USER] = 11000;
+    way = revisit_case(&a, COLL_REDUCE, false, trial_calls + 4000, &switches);
+    check(way == PATH_USER && switches == 0, "slots at 11 us (within 1.25x): way %d, %d switches",
+          way, switches);
 }
 
 int main(void) {
