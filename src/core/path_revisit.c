@@ -3,32 +3,39 @@
  * in use: allreduce and reduce `direct_segments`, where every rank has a core.
  *
  * A trial's blocks are a few calls early in a size class's life, and a way can run slower
- * for good than in them: reduce of 128 KiB at P = 2 with reused buffers took the slots in
- * 2 launches of 3 (trial 8.7-12.2 us against the kernel copy's 9.3-10.6), which then ran
- * at 12.6-13.5 against the kernel copy's 9.2-9.5, because every few hundred calls their
- * copies between the cores ran 1.7x slower for some 60 calls (2026-12-04, Intel Xeon VM;
- * docs/measurements.md).  So the decider keeps timing its calls after the choice: after
- * REVISIT_SETTLE calls, the mean of the next REVISIT_WINDOW (each call capped at 4x the
- * reference, so that one descheduled call does not decide).  When it exceeds REVISIT_LOSS
- * times the trial's time of the fastest other way, the class takes that way and times one
- * window of it; if that window is slower than the one that made the switch, it goes back.
- * Then the choice stands.  Every rank follows the decider's way of each call (posted on
- * the board), and every way gives the same bits.
+ * for good than in them, or the other way's blocks can have been slow: reduce of 128 KiB
+ * at P = 2 with reused buffers took the slots in 2 launches of 3 (trial 8.7-12.2 us
+ * against the kernel copy's 9.3-10.6, or 12.1 once), which then ran at 12.6-14.3 against
+ * the kernel copy's 9.2-9.5, because every few hundred calls their copies between the
+ * cores ran 1.7x slower for some 60 calls (2026-12-04, Intel Xeon VM;
+ * docs/measurements.md).  So once the class chose, the decider times REVISIT_WINDOW calls
+ * of that way (after REVISIT_SETTLE) and then probes the fastest other way of the trial
+ * for PROBE_SKIP + PROBE_COUNTED calls, their mean against the window's (each call capped
+ * at 4x that, so that one descheduled call does not decide).  If the probed way took less
+ * than 1 / PROBE_GAIN of the time, the class takes it and times one window of it, and
+ * goes back if that window is slower than the one before the probe.  Then the choice
+ * stands: 18 calls of the other way once, and a window of the new way at most.  Every
+ * rank follows the decider's way of each call (posted on the board), and every way gives
+ * the same bits.
  *
- * Measured (collie-bench --coll reduce --min-bytes 128K --max-bytes 128K --barrier-each,
- * 4 launches): the trial took the slots in 2, and both switched to the kernel copy (256
- * calls at 13.2 / 12.8 us against the trial's 10.4 / 10.2); the size's time (slowest
- * rank, the switch included) 9.8-10.6 us against 9.3-10.1 where the trial had taken the
- * kernel copy.  allreduce and reduce 32 KiB - 512 KiB reused and fresh, 2 launches each:
- * no switch.
+ * Measured (collie-bench --coll reduce or allreduce --min-bytes 32K --max-bytes 2M
+ * --step-factor 4 --barrier-each [--fresh-data], 2026-12-04, Intel Xeon VM, P = 2):
+ * reduce 128 KiB reused took the slots in 2 launches of 6 and both switched to the kernel
+ * copy (windows 11.8 / 12.4 us, probes 9.1 / 10.8; the size 9.4 / 9.9 for the slowest
+ * rank against 9.3-9.7 where the trial took the kernel copy); allreduce 32 KiB switched in 3 launches of 4 (slots
+ * 3.9 / 4.4 -> kernel copy 3.5 / 3.4 reused, kernel copy 5.2 -> cells 4.6 fresh); the
+ * other sizes kept their way; with the revisit off (a test build) allreduce 32 KiB - 2 MiB
+ * within noise of it, 3 rounds alternating.
  */
 #include "base/base.h"
 #include "core/path_tune_impl.h"
 
-enum { REVISIT_WATCH = 0, REVISIT_CHECK = 1, REVISIT_DONE = 2 };
+enum { REVISIT_WATCH = 0, REVISIT_PROBE = 1, REVISIT_CHECK = 2, REVISIT_DONE = 3 };
 #define REVISIT_SETTLE 64
 #define REVISIT_WINDOW 256
-#define REVISIT_LOSS 1.25
+#define PROBE_SKIP 2            /* calls of the probed way not counted (its buffers cold) */
+#define PROBE_COUNTED 16
+#define PROBE_GAIN 1.1          /* the probed way must take less than 1 / 1.1 of the time */
 
 /* The way with the best trial time other than `way` (-1: none timed). */
 static int fastest_other(const tune_class *c, int way) {
@@ -45,47 +52,77 @@ static bool revisited(const collie_request_t *req, bool driver) {
            !req->team->tp->oversubscribed;
 }
 
-static void switch_way(collie_request_t *req, tune_class *c, int to, uint64_t mean, uint64_t ref) {
-    int from = c->chosen - 1;
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B: %d calls by %s took %.1f us "
-               "on average against %.1f us by %s (%s): taking %s", req->args.rank,
-               collie_coll_name(req->args.coll), 1ull << collie_size_class(req->args.bytes),
-               (2ull << collie_size_class(req->args.bytes)) - 1, REVISIT_WINDOW,
-               path_way_name(from), mean / 1e3, ref / 1e3, path_way_name(to),
-               c->revisit == REVISIT_WATCH ? "its trial" : "before the switch", path_way_name(to));
-    c->chosen = (uint8_t)(1 + to);
+int path_tune_revisit_way(const tune_class *c) {
+    return c->revisit == REVISIT_PROBE ? c->other_way : c->chosen - 1;
+}
+
+static void log_revisit(const collie_request_t *req, const char *what, int way, uint64_t ns,
+                        int other, uint64_t other_ns, const char *then) {
+    int k = collie_size_class(req->args.bytes);
+    collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B: %s by %s took %.1f us on "
+               "average, by %s %.1f: %s", req->args.rank, collie_coll_name(req->args.coll),
+               1ull << k, (2ull << k) - 1, what, path_way_name(way), ns / 1e3,
+               path_way_name(other), other_ns / 1e3, then);
+}
+
+/* Adds a call to the current window (each call at most `cap` ns); the window's mean once
+ * it has `len` calls, else 0. */
+static uint64_t window_add(tune_class *c, uint64_t ns, uint64_t cap, int len) {
+    c->window_ns += ns < cap ? ns : cap;
+    if (++c->window < len)
+        return 0;
+    uint64_t mean = c->window_ns / (uint64_t)len;
+    c->window = 0;
+    c->window_ns = 0;
+    return mean;
+}
+
+/* The probe's counted calls ended: switch if the probed way was clearly faster. */
+static void probe_done(const collie_request_t *req, tune_class *c, uint64_t mean) {
+    int kept = c->chosen - 1;
+    if ((double)mean * PROBE_GAIN >= (double)c->kept_ns) {
+        c->revisit = REVISIT_DONE;
+        return;
+    }
+    log_revisit(req, "a window of calls", kept, c->kept_ns, c->other_way, mean,
+                "taking the latter");
+    c->chosen = (uint8_t)(1 + c->other_way);
+    c->other_way = (uint8_t)kept;
+    c->revisit = REVISIT_CHECK;
+    c->settle = 0;
 }
 
 void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t ns, bool driver) {
-    if (!revisited(req, driver))
+    if (!revisited(req, driver) || c->revisit == REVISIT_DONE || path != path_tune_revisit_way(c))
         return;
-    int way = c->chosen - 1;
-    int other = c->revisit == REVISIT_WATCH ? fastest_other(c, way) : c->left_way;
-    if (c->revisit == REVISIT_DONE || path != way || other < 0)
+    if (c->revisit == REVISIT_PROBE) {
+        if (c->settle++ < PROBE_SKIP)
+            return;
+        uint64_t mean = window_add(c, ns, 4 * c->kept_ns, PROBE_COUNTED);
+        if (mean)
+            probe_done(req, c, mean);
         return;
+    }
     if (c->settle < REVISIT_SETTLE) {
         c->settle++;
         return;
     }
-    uint64_t ref = c->revisit == REVISIT_WATCH ? c->best[other] : c->left_ns;
-    c->window_ns += ns < 4 * ref ? ns : 4 * ref;
-    if (++c->window < REVISIT_WINDOW)
+    uint64_t cap = c->revisit == REVISIT_CHECK ? 4 * c->kept_ns : UINT64_MAX;
+    uint64_t mean = window_add(c, ns, cap, REVISIT_WINDOW);
+    if (!mean)
         return;
-    uint64_t mean = c->window_ns / REVISIT_WINDOW;
-    c->settle = 0;
-    c->window = 0;
-    c->window_ns = 0;
     if (c->revisit == REVISIT_CHECK) {   /* the way taken, against the window that left */
-        if (mean > ref)
-            switch_way(req, c, other, mean, ref);
+        if (mean > c->kept_ns) {
+            log_revisit(req, "once taken, the calls", c->chosen - 1, mean, c->other_way,
+                        c->kept_ns, "going back");
+            c->chosen = (uint8_t)(1 + c->other_way);
+        }
         c->revisit = REVISIT_DONE;
         return;
     }
-    if ((double)mean <= REVISIT_LOSS * (double)ref)
-        return;
-    switch_way(req, c, other, mean, ref);
-    c->left_way = (uint8_t)way;
-    c->left_ns = mean;
-    c->revisit = REVISIT_CHECK;
+    int other = fastest_other(c, c->chosen - 1);
+    c->kept_ns = mean;
+    c->revisit = other < 0 ? REVISIT_DONE : REVISIT_PROBE;
+    c->other_way = (uint8_t)(other < 0 ? 0 : other);
+    c->settle = 0;
 }
-

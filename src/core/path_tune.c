@@ -240,7 +240,7 @@ static int pick(collie_request_t *req, enum table table, int trial) {
     if (table == TABLE_SCHED && req->args.rank != 0)
         follow_rank0(req, c);
     if (c->chosen)
-        return c->chosen - 1;
+        return path_tune_revisit_way(c);
     trial_plan t = plan_of(collie_size_class(req->args.bytes));
     t.skip = skip_of(c, t);
     int block = c->calls < t.skip ? -1 : (c->calls - t.skip) / t.block;

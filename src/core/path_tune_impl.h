@@ -25,12 +25,12 @@ typedef struct tune_class {
     uint8_t skip;       /* 0, or the untimed calls once the warm-up ended them (warm_up) */
     uint64_t warm_ns;   /* the untimed calls' time so far */
     /* After the choice (path_revisit.c): */
-    uint8_t revisit;    /* REVISIT_WATCH, REVISIT_CHECK (switched once) or REVISIT_DONE */
-    uint8_t left_way;   /* the way left at the switch */
-    uint16_t settle;    /* calls of the chosen way before the current window */
+    uint8_t revisit;    /* REVISIT_WATCH, _PROBE, _CHECK (switched) or _DONE */
+    uint8_t other_way;  /* the way probed, or left at the switch */
+    uint16_t settle;    /* calls before the current window */
     uint16_t window;    /* calls in the current window */
     uint64_t window_ns; /* their time, each capped */
-    uint64_t left_ns;   /* the mean of the window that made the switch */
+    uint64_t kept_ns;   /* the mean of the chosen way's window */
 } tune_class;
 
 /* "the kernel copy", "shared memory", ... for the log. */
@@ -38,5 +38,7 @@ const char *path_way_name(int way);
 /* A call of class c after its choice (the decider's time ns by `path`); `driver`: the
  * direct-access driver's table for buffers that are not all mapped (path_revisit.c). */
 void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t ns, bool driver);
+/* The way of the next call of a chosen class: the chosen one, or the one it probes. */
+int path_tune_revisit_way(const tune_class *c);
 
 #endif
