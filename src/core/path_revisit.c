@@ -10,8 +10,10 @@
  * cores ran 1.7x slower for some 60 calls (2026-12-04, Intel Xeon VM;
  * docs/measurements.md).  So once the class chose, the decider times REVISIT_WINDOW calls
  * of that way (after REVISIT_SETTLE) and then probes the fastest other way of the trial
- * for PROBE_SKIP + PROBE_COUNTED calls, their mean against the window's (each call capped
- * at 4x that, so that one descheduled call does not decide).  If the probed way took less
+ * for PROBE_SKIP + PROBE_COUNTED calls, their mean against the window's (each call of the
+ * window capped at 4x the way's trial time, each of the probe at 4x the window's mean, so
+ * that one descheduled call does not decide; a probe call that cannot go the probed way
+ * ends the revisit).  If the probed way took less
  * than 1 / PROBE_GAIN of the time, the class takes it and times one window of it, and
  * goes back if that window is slower than the one before the probe.  Then the choice
  * stands: 18 calls of the other way once, and a window of the new way at most.  Every
@@ -93,8 +95,13 @@ static void probe_done(const collie_request_t *req, tune_class *c, uint64_t mean
 }
 
 void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t ns, bool driver) {
-    if (!revisited(req, driver) || c->revisit == REVISIT_DONE || path != path_tune_revisit_way(c))
+    if (!revisited(req, driver) || c->revisit == REVISIT_DONE)
         return;
+    if (path != path_tune_revisit_way(c)) {   /* a call that could not go that way */
+        if (c->revisit == REVISIT_PROBE)
+            c->revisit = REVISIT_DONE;           /* the probe given up: the choice stands */
+        return;
+    }
     if (c->revisit == REVISIT_PROBE) {
         if (c->settle++ < PROBE_SKIP)
             return;
@@ -107,7 +114,8 @@ void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t 
         c->settle++;
         return;
     }
-    uint64_t cap = c->revisit == REVISIT_CHECK ? 4 * c->kept_ns : UINT64_MAX;
+    uint64_t ref = c->revisit == REVISIT_CHECK ? c->kept_ns : c->best[c->chosen - 1];
+    uint64_t cap = ref ? 4 * ref : UINT64_MAX;
     uint64_t mean = window_add(c, ns, cap, REVISIT_WINDOW);
     if (!mean)
         return;

@@ -284,6 +284,7 @@ static void cells_out_way(void) {
  * or degraded[way] (when set) once that way has gone more than 20 calls in a row. */
 typedef struct after_choice {
     uint64_t trial[PATH_WAYS], steady[PATH_WAYS], degraded[PATH_WAYS];
+    int slow_call;              /* this call (from the first) takes 500x, 0: none */
 } after_choice;
 
 typedef struct after_run {
@@ -306,6 +307,8 @@ static after_run revisit_case(const after_choice *a, int coll, bool oversubscrib
         r.way = way;
         uint64_t ns = trial ? a->trial[way]
                     : run > 20 && a->degraded[way] ? a->degraded[way] : a->steady[way];
+        if (call == a->slow_call)
+            ns *= 500;
         r.calls[way] += !trial;
         path_tune_record(&f->req, way, ns);
     }
@@ -318,8 +321,9 @@ static after_run revisit_case(const after_choice *a, int coll, bool oversubscrib
  * (9.0 against the kernel copy's 9.3 us) and whose slots then run at 13 us probes the
  * kernel copy after 64 + 256 calls (18 calls) and takes it; a kernel copy that probes at
  * 9.3 but then runs at 15 us is left again after its window; slots at 10 us (within 1.1x
- * of 9.3) stay, after the probe; with more ranks than cores, and for bcast, nothing is
- * revisited or probed. */
+ * of 9.3) stay, after the probe, and so do slots at 9.3 against a kernel copy at 9.0
+ * whose window had one descheduled call; with more ranks than cores, and for bcast,
+ * nothing is revisited or probed. */
 static void revisits(void) {
     int trial_calls = 64 + 4 * 4, probe = 2 + 16, window = 64 + 256;
     after_choice a = { .trial = { [PATH_USER] = 9000, [PATH_KERNEL] = 9300 },
@@ -342,6 +346,15 @@ static void revisits(void) {
           "kernel copy at 15 us once taken: way %d, %d kernel copies, want the slots again after "
           "%d", r.way, r.calls[PATH_KERNEL], probe + window);
     a.degraded[PATH_KERNEL] = 0;
+    a.steady[PATH_USER] = 9300;       /* one descheduled call in the window: no switch */
+    a.steady[PATH_KERNEL] = 9000;
+    a.slow_call = trial_calls + 100;
+    r = revisit_case(&a, COLL_REDUCE, false, trial_calls + 4000);
+    check(r.way == PATH_USER && r.calls[PATH_KERNEL] == probe,
+          "one call of 4.6 ms in the slots' window: way %d, %d kernel copies, want the probe's %d",
+          r.way, r.calls[PATH_KERNEL], probe);
+    a.slow_call = 0;
+    a.steady[PATH_KERNEL] = 9300;
     a.steady[PATH_USER] = 10000;
     r = revisit_case(&a, COLL_REDUCE, false, trial_calls + 4000);
     check(r.way == PATH_USER && r.calls[PATH_KERNEL] == probe,
