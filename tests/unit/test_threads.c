@@ -176,20 +176,29 @@ static void *waiter(void *arg) {
     return NULL;
 }
 
+/* Rank 0 of a fresh loop world (serial: made as at SINGLE) starts an allreduce only it
+ * calls, so that its wait cannot finish; thread *a runs `body` on it and is inside collie
+ * (20 ms after it said so) when this returns. */
+static void start_collision(collision *c, bool serial, void *(*body)(void *), pthread_t *a) {
+    memset(c, 0, sizeof *c);
+    collie_set_serial_calls(serial);
+    check(make_world(&c->w) == 0, "loop world");
+    collie_set_serial_calls(false);
+    check(c->w.teams[0]->serial_entry == serial, "teams made at SINGLE are serial, others not");
+    for (int r = 0; r < P; r++)
+        c->in[r] = r + 1;
+    check(collie_iallreduce(c->w.teams[0], &c->in[0], &c->out[0], 1, COLLIE_INT64, COLLIE_SUM,
+                            &c->reqs[0]) == COLLIE_OK, "iallreduce rank 0");
+    pthread_create(a, NULL, body, c);
+    while (atomic_load(&c->inside) == 0)
+        sched_yield();
+    usleep(20000);
+}
+
 static void test_same_team_collision(void) {
     collision c;
-    memset(&c, 0, sizeof c);
-    check(make_world(&c.w) == 0, "loop world");
-    for (int r = 0; r < P; r++)
-        c.in[r] = r + 1;
-    /* Only rank 0 calls now: its wait cannot finish before the others call. */
-    check(collie_iallreduce(c.w.teams[0], &c.in[0], &c.out[0], 1, COLLIE_INT64, COLLIE_SUM,
-                            &c.reqs[0]) == COLLIE_OK, "iallreduce rank 0");
     pthread_t a;
-    pthread_create(&a, NULL, waiter, &c);
-    while (atomic_load(&c.inside) == 0)
-        sched_yield();
-    usleep(20000);   /* thread A is inside collie_wait on team 0 (its peers have not run) */
+    start_collision(&c, false, waiter, &a);   /* thread A is inside collie_wait on team 0 */
     int st = collie_test(c.reqs[0], 0);
     check(st == COLLIE_ERR_ARG && strstr(collie_last_error(), "another thread is inside collie_test"),
           "collie_test on a team another thread is in: %d (%s)", st, collie_last_error());
@@ -244,20 +253,9 @@ static void *timed_waiter(void *arg) {
 
 static void test_serial_collision(void) {
     collision c;
-    memset(&c, 0, sizeof c);
-    collie_set_serial_calls(true);
-    check(make_world(&c.w) == 0, "loop world");
-    collie_set_serial_calls(false);
-    check(c.w.teams[0]->serial_entry && !collie_serial_calls(), "teams made at SINGLE are serial");
-    for (int r = 0; r < P; r++)
-        c.in[r] = r + 1;
-    check(collie_iallreduce(c.w.teams[0], &c.in[0], &c.out[0], 1, COLLIE_INT64, COLLIE_SUM,
-                            &c.reqs[0]) == COLLIE_OK, "iallreduce rank 0");
     pthread_t a;
-    pthread_create(&a, NULL, timed_waiter, &c);
-    while (atomic_load(&c.inside) == 0)
-        sched_yield();
-    usleep(20000);
+    start_collision(&c, true, timed_waiter, &a);
+    check(!collie_serial_calls(), "the serial flag is off again after the teams were made");
     int st = collie_test(c.reqs[0], 0);
     check(st == COLLIE_ERR_ARG && strstr(collie_last_error(), "another thread is inside collie_test"),
           "serial team: collie_test while another thread is in: %d (%s)", st, collie_last_error());
