@@ -58,10 +58,10 @@ int path_tune_revisit_way(const tune_class *c) {
     return c->revisit == REVISIT_PROBE ? c->other_way : c->chosen - 1;
 }
 
-static void log_revisit(const collie_request_t *req, const char *what, int way, uint64_t ns,
-                        int other, uint64_t other_ns, const char *then) {
+static void log_revisit(const collie_request_t *req, int level, const char *what, int way,
+                        uint64_t ns, int other, uint64_t other_ns, const char *then) {
     int k = collie_size_class(req->args.bytes);
-    collie_log(COLLIE_LOG_INFO, "rank %d: %s of %llu B up to %llu B: %s by %s took %.1f us on "
+    collie_log(level, "rank %d: %s of %llu B up to %llu B: %s by %s took %.1f us on "
                "average, by %s %.1f: %s", req->args.rank, collie_coll_name(req->args.coll),
                1ull << k, (2ull << k) - 1, what, path_way_name(way), ns / 1e3,
                path_way_name(other), other_ns / 1e3, then);
@@ -83,10 +83,12 @@ static uint64_t window_add(tune_class *c, uint64_t ns, uint64_t cap, int len) {
 static void probe_done(const collie_request_t *req, tune_class *c, uint64_t mean) {
     int kept = c->chosen - 1;
     if ((double)mean * PROBE_GAIN >= (double)c->kept_ns) {
+        log_revisit(req, COLLIE_LOG_DEBUG, "a window of calls", kept, c->kept_ns, c->other_way,
+                    mean, "keeping the former");
         c->revisit = REVISIT_DONE;
         return;
     }
-    log_revisit(req, "a window of calls", kept, c->kept_ns, c->other_way, mean,
+    log_revisit(req, COLLIE_LOG_INFO, "a window of calls", kept, c->kept_ns, c->other_way, mean,
                 "taking the latter");
     c->chosen = (uint8_t)(1 + c->other_way);
     c->other_way = (uint8_t)kept;
@@ -120,11 +122,12 @@ void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t 
     if (!mean)
         return;
     if (c->revisit == REVISIT_CHECK) {   /* the way taken, against the window that left */
-        if (mean > c->kept_ns) {
-            log_revisit(req, "once taken, the calls", c->chosen - 1, mean, c->other_way,
-                        c->kept_ns, "going back");
+        bool back = mean > c->kept_ns;
+        log_revisit(req, back ? COLLIE_LOG_INFO : COLLIE_LOG_DEBUG, "once taken, the calls",
+                    c->chosen - 1, mean, c->other_way, c->kept_ns,
+                    back ? "going back" : "keeping the former");
+        if (back)
             c->chosen = (uint8_t)(1 + c->other_way);
-        }
         c->revisit = REVISIT_DONE;
         return;
     }
@@ -133,4 +136,11 @@ void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t 
     c->revisit = other < 0 ? REVISIT_DONE : REVISIT_PROBE;
     c->other_way = (uint8_t)(other < 0 ? 0 : other);
     c->settle = 0;
+    if (other >= 0)
+        collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B up to %llu B: %d calls by %s took "
+                   "%.1f us on average: probing %s for %d calls", req->args.rank,
+                   collie_coll_name(req->args.coll), 1ull << collie_size_class(req->args.bytes),
+                   (2ull << collie_size_class(req->args.bytes)) - 1, REVISIT_WINDOW,
+                   path_way_name(c->chosen - 1), mean / 1e3, path_way_name(other),
+                   PROBE_SKIP + PROBE_COUNTED);
 }

@@ -3,7 +3,7 @@
  * (core/path_tune.c): while the decider of a size class times both ways and after it
  * chose, every call must give the exact result, on every rank, whichever way it took.
  *
- *   collie-run -n P mp_path_tune [CALLS [rotate|mapped|late]]   (default 40 calls per
+ *   collie-run -n P mp_path_tune [CALLS [rotate|mapped|late|revisit]]   (default 40 calls per
  *                                  collective and size; rotate: reduce and bcast with the
  *                                  root moving every call; mapped: every rank's buffers
  *                                  collie_alloc memory, 1, 2 and 4 MiB (per block for
@@ -13,7 +13,11 @@
  *                                  only at P = 2, the reader sleeping LATE_US before each
  *                                  call and marking in a shared page that it entered it;
  *                                  the root prints the calls from which it returned
- *                                  before its reader entered them, "early: ...")
+ *                                  before its reader entered them, "early: ...";
+ *                                  revisit: allreduce and reduce of 32 KiB only, enough
+ *                                  calls for the choice to be revisited (path_revisit.c:
+ *                                  calls of the chosen way, then some of another, maybe
+ *                                  taken for good), every call checked as ever)
  *
  * allreduce, reduce at root P - 1 and bcast at root P - 1 (a decider other than rank 0; with
  * `rotate`, root = call mod P: every rank decides some calls of a size class, each from its
@@ -154,6 +158,7 @@ int main(int argc, char **argv) {
     bool rotate = argc > 2 && strcmp(argv[2], "rotate") == 0;
     bool all_mapped = argc > 2 && strcmp(argv[2], "mapped") == 0;
     bool late = argc > 2 && strcmp(argv[2], "late") == 0;
+    bool revisit = argc > 2 && strcmp(argv[2], "revisit") == 0;
     if (collie_init() != COLLIE_OK) {
         fprintf(stderr, "collie_init: %s\n", collie_last_error());
         return 1;
@@ -170,7 +175,8 @@ int main(int argc, char **argv) {
     static const size_t mapped_sizes[] = { 1 << 20, 2 << 20, 4 << 20 };
     const size_t *sizes = all_mapped ? mapped_sizes : mixed_sizes;
     int bad = 0;
-    for (size_t s = 0; s < (late ? 1 : 3) && !bad; s++) {
+    int nsizes = late || revisit ? 1 : 3;
+    for (size_t s = 0; s < (size_t)nsizes && !bad; s++) {
         size_t n = sizes[s] / sizeof(double);
         bool mapped = all_mapped || (rank % 2 == 0 && rank != collie_size(w) - 1);
         size_t bytes = all_mapped ? sizes[s] * (size_t)collie_size(w) : sizes[s];
@@ -180,7 +186,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "rank %d: no memory for %zu bytes\n", rank, sizes[s]);
             return 1;
         }
-        for (int coll = late ? 2 : rotate ? 1 : 0; coll < (all_mapped ? 6 : 3) && !bad; coll++)
+        int last = all_mapped ? 6 : revisit ? 2 : 3;
+        for (int coll = late ? 2 : rotate ? 1 : 0; coll < last && !bad; coll++)
             for (int call = 0; call < calls && !bad; call++)
                 bad = coll < 3 ? one_call(w, coll, in, out, n, call, rotate, late)
                                : one_block_call(w, coll, in, out, n, call);
@@ -196,8 +203,9 @@ int main(int argc, char **argv) {
         close_late_page(w);
     collie_finalize();
     if (!bad)
-        printf("rank %d: %d calls of each collective at %d sizes exact%s\n", rank, calls, late ? 1 : 3,
+        printf("rank %d: %d calls of each collective at %d sizes exact%s\n", rank, calls, nsizes,
                rotate ? " (roots rotating)" : all_mapped ? " (every buffer mapped)"
-                      : late ? " (bcast 32 KiB, readers late)" : "");
+                      : late ? " (bcast 32 KiB, readers late)"
+                      : revisit ? " (allreduce and reduce 32 KiB, the choice revisited)" : "");
     return bad;
 }

@@ -80,6 +80,28 @@ if [ "$P" = 2 ] && [ "$P" -le "$(nproc)" ]; then
     fail "late reader: the root's call $first_early (one of its $timed timed calls) returned before its reader entered it"
   fi
 fi
+# The choice revisited (core/path_revisit.c, where every rank has a core): after 256
+# calls of the chosen way the decider sends 18 through the trial's next-best way and keeps
+# or takes it; every rank follows call by call, so every call stays exact across the
+# change of way and back (or to the new way for good: then a window of it, kept or left).
+if [ "$P" -le "$(nproc)" ]; then
+  log=$(COLLIE_LOG=debug "$run" -n "$P" --timeout 240 "$prog" 700 revisit 2>&1) ||
+    { echo "$log" | tail -40; exit 1; }
+  [ "$(grep -c 'exact (allreduce and reduce 32 KiB, the choice revisited)' <<<"$log")" = "$P" ] ||
+    fail "revisit: not every rank checked its results"
+  for c in "allreduce 0" "reduce $root"; do
+    set -- $c
+    pre="collie\[$2\] [a-z]*: rank $2: $1 of 32768 B up to 65535 B:"
+    grep -q "$pre 256 calls by .* probing .* for 18 calls" <<<"$log" ||
+      fail "revisit: rank $2 never probed another way for $1 of 32 KiB"
+    grep -Eq "$pre a window of calls by .*: (keeping the former|taking the latter)" <<<"$log" ||
+      fail "revisit: rank $2's probe of $1 of 32 KiB never ended"
+    if grep -q "$pre a window of calls by .*: taking the latter" <<<"$log"; then
+      grep -Eq "$pre once taken, the calls .*: (keeping the former|going back)" <<<"$log" ||
+        fail "revisit: rank $2 took another way for $1 of 32 KiB but never timed a window of it"
+    fi
+  done
+fi
 # Roots moving every call: each root decides from its own timings; results still exact.
 log=$("$run" -n "$P" --timeout 240 "$prog" 80 rotate 2>&1) || { echo "$log" | tail -40; exit 1; }
 [ "$(grep -c 'exact (roots rotating)' <<<"$log")" = "$P" ] || { echo "FAIL: rotating roots: $log"; exit 1; }
