@@ -117,23 +117,23 @@ uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bca
 #define CALL_LAP_MIN (128u * 1024u)
 
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
-                      uint64_t width) {
+                      uint64_t width, uint32_t window) {
     collie_cells *cl = req->team->tp->cells;
     c->chunk = chunk;
     c->nsteps = nsteps;
     c->width = width;
-    c->lap = cl->window / width;
+    c->lap = window / width;
     c->ring = cl->ncells;
     c->floor = cl->step;
     /* rotation pays while a lap's lines are still in the caches: calls that fit in the
      * window (P = 2 allreduce 4 MiB fresh took 600 us rotating against 515) */
-    c->rotate = cl->rotate && nsteps * width <= cl->window;
+    c->rotate = cl->rotate && nsteps * width <= window;
     /* a wide step's cells are adjacent; a call that fills its window starts at the ring's
      * first cell, so that long calls one after another keep to the same cells; so does a
      * rotating call of large steps: each such call is then a lap of its own, and writes the
      * cells the last one read (CALL_LAP_MIN) */
     bool own_lap = c->rotate && chunk >= CALL_LAP_MIN;
-    uint64_t align = nsteps * width >= cl->window || own_lap ? cl->ncells : width;
+    uint64_t align = nsteps * width >= window || own_lap ? cl->ncells : width;
     c->base = (cl->step + align - 1) / align * align;
     cl->step = nsteps ? cells_last_number(c, nsteps - 1) : c->base;
     c->next_in = c->next_red = c->next_out = 0;
@@ -164,15 +164,37 @@ uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest) {
     return width;
 }
 
+/* An allreduce at P = 2 from this size keeps to PAIR_WINDOW cells: its steps (a cell each)
+ * wrap back to the call's first cell every second step, so that the lines both ranks
+ * write and read in a call stay few (the result goes into the peer's cell: result_to_peer
+ * below).  Measured (collie-bench --coll allreduce --algo cells, P = 2, 2 rounds, µs, the
+ * window of 8 against 2 for every call; Intel Xeon VM, 2 MiB L2 per core, 2026-12-05):
+ * fresh data 512 KiB 44.2-46.1 -> 39.3-40.7, 1 MiB 121-124 -> 100-102, 2 MiB 270-272 ->
+ * 259-264, 4-8 MiB within noise; reused 512 KiB 46-47 -> 39.5-41, 1 MiB 136-137 -> 105-109;
+ * but 256 KiB (steps of 64 KiB) 24-26 -> 29-30, and reduce, bcast and allgather no faster
+ * or slower with the narrow window (reduce 256 / 512 KiB 15 / 28 -> 24-26 / 31-33), so
+ * only this case.  The call then wraps within its window as a long call does (no
+ * rotation).  Not measured on an AMD VM. */
+#define PAIR_WINDOW 2u
+#define PAIR_WINDOW_MIN (512u * 1024u)
+
+static uint32_t call_window(const collie_request_t *req, const collie_cells *cl) {
+    bool pair_allreduce = req->args.size == 2 && req->args.coll == COLL_ALLREDUCE;
+    return pair_allreduce && req->args.bytes >= PAIR_WINDOW_MIN && cl->window > PAIR_WINDOW
+               ? PAIR_WINDOW : cl->window;
+}
+
 /* Takes this call's steps (the same on every rank: they all take the same calls). */
 static void begin(collie_request_t *req, cells_run *c) {
     collie_cells *cl = req->team->tp->cells;
     uint64_t elem = req->args.elem_size ? req->args.elem_size : 1;
     bool bcast = req->args.coll == COLL_BCAST;
-    uint64_t widest = bcast ? 1 : cl->step_cells;
+    uint32_t window = call_window(req, cl);
+    /* steps of one cell in a narrowed window (two of them must fit in it) */
+    uint64_t widest = bcast || window != cl->window ? 1 : cl->step_cells;
     uint64_t chunk = cells_step_bytes(req->args.bytes, elem, widest * cl->cell_bytes, bcast);
     cells_take_steps(req, c, chunk ? (req->args.bytes + chunk - 1) / chunk : 0, chunk,
-                     cells_width(cl->cell_bytes, chunk, widest));
+                     cells_width(cl->cell_bytes, chunk, widest), window);
 }
 
 typedef struct step_view {

@@ -106,7 +106,8 @@ void cells_blocks_begin(collie_request_t *req, cells_run *c) {
         chunk = (most < span ? most : span) / elem * elem;
         width = cells_width(cell, chunk, widest);
     }
-    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width);
+    cells_take_steps(req, c, chunk ? (most + chunk - 1) / chunk : 0, chunk, width,
+                     req->team->tp->cells->window);
     cells_lend_begin(req, c);
 }
 

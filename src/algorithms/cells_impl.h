@@ -52,9 +52,10 @@ uint64_t cells_step_bytes(uint64_t bytes, uint64_t elem, uint64_t cell, bool bca
  * two of them that holds it, at most `widest`. */
 uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest);
 /* Takes steps of `chunk` bytes each, `width` cells (step numbers) per step, from the team's
- * step counter (every rank the same); width divides the ring's window and its cells. */
+ * step counter (every rank the same), within a window of `window` cells (the ring's, or
+ * fewer: cells.c's call_window); width divides the window and the ring's cells. */
 void cells_take_steps(collie_request_t *req, cells_run *c, uint64_t nsteps, uint64_t chunk,
-                      uint64_t width);
+                      uint64_t width, uint32_t window);
 
 /* The global step numbers of the call's k-th step (0-based): its first cell's and its
  * last's (the same unless the step is wide).  Every `lap` steps the numbers jump ahead
