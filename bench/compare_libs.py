@@ -127,6 +127,7 @@ class Library:
     barrier_each = True     # timing: a barrier before every timed call (bench/compare --timing)
     release_each = False    # timing: rank 0's release instead of the barrier (--timing release)
     fresh_data = False      # new input before every call (set by bench/compare per launch)
+    use_result = False      # the result read after every call, timed (--use-result)
     check = False           # verify results against the exact expected values (--check)
 
     def bench_args(self, coll, seg, iters):
@@ -139,6 +140,7 @@ class Library:
         return ["--barrier-each", "1" if self.barrier_each else "0"] + \
             (["--release-each", "1"] if self.release_each else []) + \
             (["--fresh-data", "1"] if self.fresh_data else []) + \
+            (["--use-result", "1"] if self.use_result else []) + \
             (["--check", "1"] if self.check else [])
 
 
@@ -170,7 +172,8 @@ class Collie(Library):
     def timing_args(self):
         return (["--barrier-each"] if self.barrier_each else []) + \
             (["--release-each"] if self.release_each else []) + \
-            (["--fresh-data"] if self.fresh_data else []) + (["--check"] if self.check else [])
+            (["--fresh-data"] if self.fresh_data else []) + \
+            (["--use-result"] if self.use_result else []) + (["--check"] if self.check else [])
 
     def configs(self, coll, with_forced):
         # auto with the user's (malloc'd) buffers, with buffers from collie_alloc

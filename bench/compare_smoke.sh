@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/compare_smoke.sh BUILD_DIR — the ctest smoke test of bench/compare (label bench):
 # runs its smallest mode (allreduce, P = 2, 8 and 64 bytes, reused and fresh data, 20
-# iterations, at most 2 forced algorithms per peer, results checked, no plots, one round
-# of the paired rematch) without
+# iterations, at most 2 forced algorithms per peer, results checked and read after every
+# call (--use-result), no plots, one round of the paired rematch) without
 # installing anything:
 # the Debian MPIs when installed, and the PyPI peers (Open MPI 5, MPICH 5, Intel MPI,
 # oneCCL) only when a full bench/compare run has already put them in the cache
@@ -19,7 +19,7 @@ BUILD=$(cd "$1" && pwd)
 OUT=$BUILD/compare-smoke
 rm -rf "$OUT"
 cd "$(dirname "$0")/.."
-python3 bench/compare --smoke --check --no-setup --no-venv --no-install --rematch 1 \
+python3 bench/compare --smoke --check --use-result --no-setup --no-venv --no-install --rematch 1 \
   --build-dir "$BUILD" --out "$OUT" > "$OUT.txt" 2> "$OUT.err"
 fail() { echo "compare_smoke: $*" >&2; cat "$OUT.txt" "$OUT.err" >&2; exit 1; }
 grep "left out" "$OUT.err" | sed 's/^compare: /compare_smoke: skipped: /' || true

@@ -124,6 +124,8 @@ def print_table(a, table, libs):
     peers = [lib.name for lib in libs if lib.name != "collie"]
     timing = {"barrier": "each call after a barrier", "release": "each call after rank 0's release",
               "loop": "back-to-back calls"}[a.timing]
+    if getattr(a, "use_result", False):
+        timing += ", then every rank's read of its result"
     print(f"# collie / best peer: µs per call ({timing}), the slowest rank's mean, best of the")
     print(f"# {a.reps} repetition(s) (forced algorithms: {a.forced_reps}); float64 sum, root 0;")
     print("# data reused: the same buffers every call; fresh: new input before every call")

@@ -12,7 +12,7 @@
  *                                      reduce_scatter_block|alltoall] [--min-bytes N]
  *                               [--max-bytes N] [--step-factor K] [--iters N]
  *                               [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]
- *                               [--release-each 0|1]
+ *                               [--release-each 0|1] [--use-result 0|1]
  *
  * Sizes are per block, as in collie-bench: allgather sends `bytes` and receives P blocks
  * of `bytes`; reduce_scatter_block reduces P blocks and keeps one; alltoall sends and
@@ -28,7 +28,10 @@
  * computed here from the definition of the collective (expected()), and the run fails
  * (exit 1, the rank and index on stderr) on a mismatch.  --release-each 1 (collie-bench
  * --release-each; implies --barrier-each 1): instead of MPI_Barrier, rank 0 gathers a
- * token from every rank and scatters the release (sync_each()).
+ * token from every rank and scatters the release (sync_each()).  --use-result 1
+ * (collie-bench --use-result; implies --barrier-each 1): after every call each rank reads
+ * its result, a load per 64-byte line (bcast: the buffer; reduce: the root), timed with
+ * the call.
  *
  * Built with -DCOLLIE_BENCH_ONECCL and bench/oneccl_glue.cpp, the same harness times
  * oneCCL's calls instead (MPI still launches, times and carries the barriers).
@@ -52,6 +55,7 @@ static const char *const coll_names[C_COUNT] = { "allreduce", "reduce", "bcast",
 typedef struct opts {
     int coll;
     long min_bytes, max_bytes, factor, iters, barrier_each, fresh_data, check, release_each;
+    long use_result;
 } opts;
 
 static unsigned long calls;   /* --fresh-data: number of the next call */
@@ -97,12 +101,15 @@ static int parse(int argc, char **argv, opts *o) {
             o->check = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--release-each"))
             o->release_each = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--use-result"))
+            o->use_result = atol(argv[i + 1]);
         else
             return -1;
     }
     bool bools_ok = (o->fresh_data == 0 || o->fresh_data == 1) && (o->check == 0 || o->check == 1) &&
-                    (o->release_each == 0 || o->release_each == 1);
-    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each;
+                    (o->release_each == 0 || o->release_each == 1) &&
+                    (o->use_result == 0 || o->use_result == 1);
+    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each || o->use_result;
     if (o->coll < 0)
         return -1;
     /* sizes in whole float64 elements; P blocks of the largest fit an int count */
@@ -157,6 +164,17 @@ static void fresh_input(const opts *o, double *in, int count) {
         for (long g = 0; g < in_elems(o, count); g++)
             in[g] = fresh_value(g, calls, rank_);
     calls++;
+}
+
+/* --use-result: this rank reads its result, a load per 64-byte line. */
+static void use_result(const opts *o, const double *in, const double *out, int count) {
+    const double *res = is_bcast(o) ? in : out;
+    long n = o->coll == C_REDUCE && rank_ != 0 ? 0 : out_elems(o, count);
+    double acc = 0;
+    for (long g = 0; g < n; g += 8)
+        acc += res[g];
+    static volatile double sink;
+    sink += acc;
 }
 
 /* Input without --fresh-data: in[g] = rank + g % 7, set once (main). */
@@ -234,6 +252,8 @@ static long decide_iters(const opts *o, double *in, double *out, int count) {
             if (o->barrier_each)
                 sync_each(o);   /* part of each iteration's cost */
             one_call(o, in, out, count);
+            if (o->use_result)
+                use_result(o, in, out, count);
         }
         double per = (MPI_Wtime() - t0) / 5;
         iters = (long)(0.1 / (per > 1e-9 ? per : 1e-9));
@@ -253,7 +273,8 @@ static double time_back_to_back(const opts *o, double *in, double *out, int coun
 }
 
 /* --barrier-each 1: every call timed alone after a barrier; the sum of the call times
- * (--fresh-data 1: new input written before the barrier). */
+ * (--fresh-data 1: new input written before the barrier; --use-result 1: the result read
+ * after the call, in its time). */
 static double time_each_after_barrier(const opts *o, double *in, double *out, int count,
                                       long iters) {
     double total = 0;
@@ -263,6 +284,8 @@ static double time_each_after_barrier(const opts *o, double *in, double *out, in
         sync_each(o);
         double t0 = MPI_Wtime();
         one_call(o, in, out, count);
+        if (o->use_result)
+            use_result(o, in, out, count);
         total += MPI_Wtime() - t0;
     }
     return total;
@@ -344,6 +367,7 @@ int main(int argc, char **argv) {
                   "reduce_scatter_block|alltoall]\n"
                   "         [--min-bytes N] [--max-bytes N] [--step-factor K] [--iters N]\n"
                   "         [--barrier-each 0|1] [--fresh-data 0|1] [--check 0|1]\n"
+                  "         [--release-each 0|1] [--use-result 0|1]\n"
                   "  (sizes per block: 8 <= min <= max bytes, K >= 2; suffixes K and M)\n",
                   stderr);
         stop();
@@ -359,8 +383,9 @@ int main(int argc, char **argv) {
     for (long g = 0; g < elems; g++)
         in[g] = out[g] = reused_value(g, rank);
     if (rank == 0) {
-        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s\n", coll_names[o.coll],
-               size, o.release_each ? " release-each" : o.barrier_each ? " barrier-each" : "", o.fresh_data ? " fresh-data" : "");
+        printf("# mpi_coll_bench %s P=%d dtype=float64 op=sum root=0%s%s%s\n", coll_names[o.coll],
+               size, o.release_each ? " release-each" : o.barrier_each ? " barrier-each" : "",
+               o.fresh_data ? " fresh-data" : "", o.use_result ? " use-result" : "");
         print_library();
     }
     bool ok = true;

@@ -72,6 +72,8 @@ void note_decline(bench *b, size_t count, int state, const char *used);
 
 /* bench_verify.c */
 void fresh_input(bench *b, size_t count);
+/* --use-result: this rank reads its result, a load per 64-byte line (none: no result). */
+void use_result(const bench *b, size_t count);
 void check_fresh(bench *b, size_t count, const char *used);
 void check_size(bench *b, collie_request_t *req, size_t count, const char *used);
 

@@ -39,6 +39,8 @@ typedef struct bench_opts {
     bool fresh_data;              /* new input values before every call (implies barrier_each) */
     bool release_each;            /* --release-each: rank 0 releases the ranks instead of the
                                      barrier (implies barrier_each) */
+    bool use_result;              /* --use-result: read the result after every call, timed
+                                     with it (implies barrier_each) */
     const char *csv;
 } bench_opts;
 
@@ -82,6 +84,10 @@ static inline void bench_usage(FILE *f) {
           "                    implies): programs pass new data each call, and reused\n"
           "                    unchanged buffers flatter some libraries; with --check, the\n"
           "                    last timed call's result is verified too\n"
+          "  --use-result      after every call each rank reads its result (a load per 64-byte\n"
+          "                    line of its output), timed with the call: a program uses what\n"
+          "                    it gets, and a result left in another core's cache costs it\n"
+          "                    there (implies --barrier-each)\n"
           "  --release-each    as --barrier-each, but instead of the barrier every rank\n"
           "                    reports to rank 0, which then releases them (a gather and a\n"
           "                    scatter of one value; a reduce and a bcast when the measured\n"
@@ -214,6 +220,7 @@ static inline bool set_flag(bench_opts *o, const char *arg) {
                : !strcmp(arg, "--barrier-each") ? &o->barrier_each
                : !strcmp(arg, "--fresh-data") ? &o->fresh_data
                : !strcmp(arg, "--release-each") ? &o->release_each
+               : !strcmp(arg, "--use-result") ? &o->use_result
                : !strcmp(arg, "--sync-start") ? &o->sync_start : NULL;
     if (flag)
         *flag = true;
@@ -240,6 +247,8 @@ static inline int bench_validate(const bench_opts *o, char *err, size_t n) {
         return snprintf(err, n, "--fresh-data: barrier has no data"), PARSE_ERROR;
     if (o->fresh_data && o->sync_start)
         return snprintf(err, n, "--fresh-data and --sync-start cannot be combined"), PARSE_ERROR;
+    if (o->use_result && (o->sync_start || o->coll == COLL_BARRIER))
+        return snprintf(err, n, "--use-result: not with --sync-start or --coll barrier"), PARSE_ERROR;
     if (o->release_each && (o->sync_start || o->coll == COLL_BARRIER))
         return snprintf(err, n, "--release-each: not with --sync-start or --coll barrier"), PARSE_ERROR;
     if (o->fresh_data && bench_max_exact(o->dtype) == 0)
@@ -299,7 +308,7 @@ static inline int bench_parse_args(int argc, char **argv, bench_opts *o, char *e
             return snprintf(err, n, "invalid value '%s' for %s (expected %s)", val, name,
                             value_hint(name)), PARSE_ERROR;
     }
-    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each;
+    o->barrier_each = o->barrier_each || o->fresh_data || o->release_each || o->use_result;
     return bench_validate(o, err, n);
 }
 

@@ -17,9 +17,10 @@ void print_header(const bench *b) {
         printf(" op=%s", collie_op_name(b->o.op));
     if (collie_coll_rooted(b->o.coll))
         printf(" root=%d", b->o.root);
-    printf(" algo=%s mode=%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
+    printf(" algo=%s mode=%s%s%s%s%s\n", b->o.algo ? b->o.algo : bench_default_spec(b->o.coll),
            mode_names[b->o.mode], b->o.in_place ? " in-place" : "",
-           b->o.release_each ? " release-each" : b->o.barrier_each ? " barrier-each" : "", b->o.fresh_data ? " fresh-data" : "");
+           b->o.release_each ? " release-each" : b->o.barrier_each ? " barrier-each" : "",
+           b->o.fresh_data ? " fresh-data" : "", b->o.use_result ? " use-result" : "");
     if (!b->osu_format)
         printf("#   bytes   count    iters   avg_us   min_us   max_us   GB/s  algorithm\n");
 }

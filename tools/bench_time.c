@@ -25,6 +25,8 @@ static void call_as_timed(bench *b, collie_request_t *req, size_t count) {
     if (b->o.barrier_each)
         aux_sync_each(b);
     must(b, run_once(b, req, count));
+    if (b->o.use_result)
+        use_result(b, count);
 }
 
 void warm_up(bench *b, collie_request_t *req, size_t count, long n) {
@@ -47,7 +49,8 @@ long decide_iters(bench *b, collie_request_t *req, size_t count) {
 }
 
 /* --barrier-each: the sum of iters calls' times, each call alone after a barrier
- * (--fresh-data: new input written before the barrier). */
+ * (--fresh-data: new input written before the barrier; --use-result: the result read
+ * after the call, in its time). */
 static uint64_t time_each_after_barrier(bench *b, collie_request_t *req, size_t count,
                                         long iters) {
     uint64_t total = 0;
@@ -57,6 +60,8 @@ static uint64_t time_each_after_barrier(bench *b, collie_request_t *req, size_t 
         aux_sync_each(b);
         uint64_t t0 = collie_now_ns();
         must(b, run_once(b, req, count));
+        if (b->o.use_result)
+            use_result(b, count);
         total += collie_now_ns() - t0;
     }
     return total;

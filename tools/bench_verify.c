@@ -2,7 +2,8 @@
  * bench_verify.c — collie-bench --check and --fresh-data: the exact inputs of a size's
  * checked call and the comparison of its result (allreduce, reduce, bcast here; the other
  * collectives in bench_colls_check.h), and with --fresh-data new inputs before every timed
- * call and the last call's result checked.  Values: bench_check.h.
+ * call and the last call's result checked; --use-result's read of the result.  Values:
+ * bench_check.h.
  */
 #include <string.h>
 
@@ -25,6 +26,23 @@ void fresh_input(bench *b, size_t count) {
     else if (in)
         bench_fill_fresh(in, count, more_opid(b), b->o.dtype, b->P, b->rank, b->calls);
     b->calls++;
+}
+
+/* Declared in bench.h. */
+void use_result(const bench *b, size_t count) {
+    size_t n = count;
+    const char *out = more_coll(b->o.coll) ? more_result(b, count, &n) : b->rbuf;
+    if (b->o.coll == COLL_REDUCE && b->rank != b->o.root)
+        n = 0;
+    size_t bytes = n * b->esz;
+    uint64_t acc = 0;
+    for (size_t at = 0; at + sizeof acc <= bytes; at += 64) {
+        uint64_t v;
+        memcpy(&v, out + at, sizeof v);
+        acc += v;
+    }
+    static volatile uint64_t sink;
+    sink += acc;
 }
 
 static void fill_check_inputs(const bench *b, size_t count) {

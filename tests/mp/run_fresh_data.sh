@@ -3,7 +3,8 @@
 # number mixed into the pattern) before the barrier; --check verifies the last timed
 # call's result against an exact reference for that call, and then one call with the
 # usual check inputs.  allreduce (also in place), reduce at a non-zero root and bcast,
-# malloc and collie_alloc buffers, sizes from one element to 256 KiB.
+# malloc and collie_alloc buffers, sizes from one element to 256 KiB; then --release-each
+# and --use-result.
 # Usage: run_fresh_data.sh COLLIE_RUN COLLIE_BENCH P
 set -euo pipefail
 run=$1 bench=$2 P=$3
@@ -28,6 +29,19 @@ for args in "--coll bcast --root $root" "--coll gather"; do
   out=$("$run" -n "$P" --timeout 120 "$bench" $args --mode blocking --release-each --fresh-data \
           --check --min-bytes 8 --max-bytes 64K --step-factor 32 --iters 3 --warmup 1)
   grep -q "release-each fresh-data" <<<"$out" || { echo "no release-each header: $out"; exit 1; }
+  rows=$(grep -c '^ *[0-9]' <<<"$out")
+  [ "$rows" = 3 ] || { echo "want 3 rows, got $rows: $out"; exit 1; }
+done
+# --use-result: every rank reads its result after each call (in the call's time): the
+# header says so, and the results are still checked exact (reduce and gather at a
+# non-zero root: only the root has a result; exscan: rank 0 has none).
+for args in "--coll allreduce" "--coll reduce --root $root" "--coll bcast --root $root" \
+            "--coll gather --root $root" "--coll alltoall" "--coll exscan"; do
+  echo "== P=$P $args --use-result"
+  # shellcheck disable=SC2086
+  out=$("$run" -n "$P" --timeout 120 "$bench" $args --mode blocking --use-result --fresh-data \
+          --check --min-bytes 8 --max-bytes 64K --step-factor 32 --iters 3 --warmup 1)
+  grep -q "barrier-each fresh-data use-result" <<<"$out" || { echo "no use-result header: $out"; exit 1; }
   rows=$(grep -c '^ *[0-9]' <<<"$out")
   [ "$rows" = 3 ] || { echo "want 3 rows, got $rows: $out"; exit 1; }
 done
