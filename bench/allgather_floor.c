@@ -27,6 +27,7 @@
 typedef struct side {
     word in, freed, ready, done, left;
     word addr;            /* the address of this process's input (for the kernel copy) */
+    word out_addr;        /* ... of its output (for the kernel write) */
     word pid;
     word dt_bits;         /* this process's time of the last call, as double bits */
 } side;
@@ -37,7 +38,7 @@ typedef struct shared {
 
 typedef struct setup {
     size_t bytes, chunk;
-    int ncells, calls, reused;
+    int ncells, calls, reused, use_out;
 } setup;
 
 static void wait_at_least(_Atomic uint64_t *w, uint64_t v) {
@@ -78,6 +79,21 @@ static void move_kernel(shared *sh, int me, const char *in, char *out, const set
     memcpy(out + (size_t)me * st->bytes, in, st->bytes);
 }
 
+/* The other direction: this process writes its own block (in its cache with fresh data)
+ * into the peer's output with process_vm_writev. */
+static void move_kernel_write(shared *sh, int me, const char *in, char *out, const setup *st) {
+    int peer = 1 - me;
+    struct iovec local = {(void *)in, st->bytes};
+    struct iovec remote = {(void *)(uintptr_t)(atomic_load(&sh->s[peer].out_addr.v) + (uint64_t)me * st->bytes),
+                           st->bytes};
+    if (process_vm_writev((pid_t)atomic_load(&sh->s[peer].pid.v), &local, 1, &remote, 1, 0) !=
+        (ssize_t)st->bytes) {
+        perror("allgather_floor: process_vm_writev");
+        exit(1);
+    }
+    memcpy(out + (size_t)me * st->bytes, in, st->bytes);
+}
+
 static void move_mapped(const char *ins[2], int me, char *out, const setup *st) {
     int peer = 1 - me;
     memcpy(out + (size_t)me * st->bytes, ins[me], st->bytes);
@@ -110,6 +126,7 @@ static void run(const char *name, const setup *st) {
     memset(out, 0, 2 * st->bytes);
     atomic_store(&sh->s[me].addr.v, (uint64_t)(uintptr_t)in);
     atomic_store(&sh->s[me].pid.v, (uint64_t)getpid());
+    atomic_store(&sh->s[me].out_addr.v, (uint64_t)(uintptr_t)out);
     uint64_t step = 0;
     double total = 0, best = 1e30;
     for (int call = 1; call <= st->calls; call++) {
@@ -123,8 +140,15 @@ static void run(const char *name, const setup *st) {
             move_cells(sh, rings, me, in, out, st, &step);
         else if (strcmp(name, "kernel") == 0)
             move_kernel(sh, me, in, out, st);
+        else if (strcmp(name, "kwrite") == 0)
+            move_kernel_write(sh, me, in, out, st);
         else
             move_mapped(ins, me, out, st);
+        if (st->use_out) {   /* the program reads its result: timed with the call */
+            volatile uint64_t sum = 0;
+            for (size_t i = 0; i < 2 * st->bytes; i += 64)
+                sum += *(const uint64_t *)(out + i);
+        }
         double dt = now_us() - t0;
         atomic_store_explicit(&sh->s[me].dt_bits.v, as_bits(dt), memory_order_relaxed);
         atomic_store_explicit(&sh->s[me].done.v, (uint64_t)call, memory_order_release);
@@ -137,6 +161,7 @@ static void run(const char *name, const setup *st) {
         }
         if (call == st->calls)
             check(out, st, call, name);
+
         /* Nobody may overwrite its input (the kernel and mapped ways read it) before the
          * peer has read this call's times. */
         atomic_store_explicit(&sh->s[me].left.v, (uint64_t)call, memory_order_release);
@@ -157,12 +182,15 @@ static void run(const char *name, const setup *st) {
 }
 
 int main(int argc, char **argv) {
-    setup st = {128u << 10, 32u << 10, 4, 2000, 0};
+    setup st = {128u << 10, 32u << 10, 4, 2000, 0, 0};
     if (argc > 1) st.bytes = strtoull(argv[1], NULL, 0);
     if (argc > 2) st.chunk = strtoull(argv[2], NULL, 0);
     if (argc > 3) st.ncells = atoi(argv[3]);
     if (argc > 4) st.calls = atoi(argv[4]);
-    st.reused = argc > 5 && strcmp(argv[5], "reused") == 0;
+    for (int i = 5; i < argc; i++) {
+        st.reused |= strcmp(argv[i], "reused") == 0;
+        st.use_out |= strcmp(argv[i], "use-out") == 0;
+    }
     if (st.bytes < 8 || st.chunk < 64 || st.chunk % 64 || st.ncells < 2 || st.calls < 10 ||
         sysconf(_SC_NPROCESSORS_ONLN) < 2) {
         fprintf(stderr, "usage: allgather_floor [BYTES [CHUNK (a multiple of 64) [CELLS >= 2 "
@@ -171,6 +199,7 @@ int main(int argc, char **argv) {
     }
     run("cells", &st);
     run("kernel", &st);
+    run("kwrite", &st);
     run("mapped", &st);
     return 0;
 }

@@ -37,7 +37,7 @@
 
 #define BLOCK 8192      /* doubles per kernel-copy block (64 KiB) */
 
-enum mode { MAPPED, KERNEL, PULL, STAGED };
+enum mode { MAPPED, KERNEL, PULL, STAGED, KPULL, RING2, RING2SWAP, RING2SD };
 
 typedef struct shared_line {
     _Atomic long arrived[2];
@@ -49,6 +49,9 @@ typedef struct shared_line {
 typedef struct setup {
     double *in[2], *out[2];
     double *stage[2];       /* staged: the shared staging areas */
+    double *stage2[2];      /* ring2: the second ones (results) */
+    int swap;               /* ring2swap: results into the area just read (no stage2) */
+    int sum_direct;         /* ring2sd: the sum reads the peer's area (no copy first) */
     size_t n, lo, hi;       /* elements; this process's half [lo, hi) */
     size_t step;            /* staged: elements per step */
     long calls;             /* staged: steps taken before this call */
@@ -102,6 +105,27 @@ static void call_kernel(setup *s) {
     barrier(s);
 }
 
+/* kpull: as kernel, but the result half stays in this process's output; once both halves
+ * are reduced each process reads the peer's result half out of the peer's output
+ * (process_vm_readv), so that every line of its result was last written by its own core. */
+static void call_kernel_pull(setup *s) {
+    double *mine = s->in[s->me], *out = s->out[s->me];
+    for (size_t b = s->lo; b < s->hi; b += BLOCK) {
+        size_t e = b + BLOCK < s->hi ? b + BLOCK : s->hi, len = (e - b) * sizeof(double);
+        struct iovec local = { s->scratch, len }, remote = { s->in[1 - s->me] + b, len };
+        if (process_vm_readv(s->peer, &local, 1, &remote, 1, 0) != (ssize_t)len)
+            die("process_vm_readv");
+        for (size_t i = b; i < e; i++)
+            out[i] = mine[i] + s->scratch[i - b];
+    }
+    barrier(s);
+    size_t olo = s->me ? 0 : s->hi, ohi = s->me ? s->lo : s->n, len = (ohi - olo) * sizeof(double);
+    struct iovec local = { out + olo, len }, remote = { s->out[1 - s->me] + olo, len };
+    if (process_vm_readv(s->peer, &local, 1, &remote, 1, 0) != (ssize_t)len)
+        die("process_vm_readv");
+    barrier(s);
+}
+
 static void call_pull(setup *s) {
     double *out = s->out[s->me];
     for (size_t i = s->lo; i < s->hi; i++)
@@ -146,6 +170,42 @@ static void staged_out(setup *s, size_t b, size_t e, long t) {
     memcpy(s->out[s->me] + plo, s->stage[1 - s->me] + plo, (phi - plo) * sizeof(double));
 }
 
+void collie_peer_copy(void *dst, const void *src, size_t n);   /* src/base/peer_copy.c */
+
+/* ring2: Intel MPI's ring at P = 2 as seen in gdb (2026-12-05): each process copies the
+ * peer's half of its input into its staging area (whole, not pipelined); copies its own
+ * half from the peer's staging area into its output (8 pages at a time: collie_peer_copy)
+ * and adds its input there in place; copies that result half into a second staging area;
+ * and copies the peer's result half from the peer's second area into its output.  Every
+ * line of the output is written last by its own core; both reads across the cores are
+ * multi-page copies. */
+static void call_ring2(setup *s) {
+    size_t n = s->n, half = n / 2;
+    size_t plo = s->me ? 0 : half, phi = s->me ? half : n;   /* the peer's half */
+    double *out = s->out[s->me];
+    const double *mine = s->in[s->me];
+    long t = ++s->calls;
+    memcpy(s->stage[s->me] + plo, mine + plo, (phi - plo) * sizeof(double));
+    atomic_store_explicit(&s->line->stage_in[s->me], t, memory_order_release);
+    wait_at(&s->line->stage_in[1 - s->me], t);
+    const double *in_peer = s->stage[1 - s->me];
+    if (s->sum_direct) {
+        for (size_t i = s->lo; i < s->hi; i++)
+            out[i] = mine[i] + in_peer[i];
+    } else {
+        collie_peer_copy(out + s->lo, in_peer + s->lo, (s->hi - s->lo) * sizeof(double));
+        for (size_t i = s->lo; i < s->hi; i++)
+            out[i] += mine[i];
+    }
+    double *res = s->swap ? s->stage[1 - s->me] : s->stage2[s->me];   /* where my result half goes */
+    memcpy(res + s->lo, out + s->lo, (s->hi - s->lo) * sizeof(double));
+    atomic_store_explicit(&s->line->stage_out[s->me], t, memory_order_release);
+    wait_at(&s->line->stage_out[1 - s->me], t);
+    const double *theirs = s->swap ? s->stage[s->me] : s->stage2[1 - s->me];
+    collie_peer_copy(out + plo, theirs + plo, (phi - plo) * sizeof(double));
+    barrier(s);   /* the staging areas are free again */
+}
+
 /* Pipelined as collie's cells are: copy-in of step k + 1 before the reduction of step k. */
 static void call_staged(setup *s) {
     size_t nsteps = (s->n + s->step - 1) / s->step;
@@ -173,18 +233,29 @@ static void fill_inputs(setup *s, int it) {
         in[i] = f * (double)(i + (size_t)it);
 }
 
-static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_bytes) {
+/* The program's first use of its result (timed with the call when USE is 1): one load per
+ * line of the whole output. */
+static double use_result(const setup *s) {
+    const double *out = s->out[s->me];
+    double acc = 0;
+    for (size_t i = 0; i < s->n; i += 8)
+        acc += out[i];
+    return acc;
+}
+
+static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_bytes, int use) {
     size_t n = bytes / sizeof(double);
-    int flags = (m == KERNEL || m == STAGED ? MAP_PRIVATE : MAP_SHARED) | MAP_ANONYMOUS;
+    int flags = (m == KERNEL || m == KPULL || m == STAGED || m >= RING2 ? MAP_PRIVATE : MAP_SHARED) | MAP_ANONYMOUS;
     double *mem = mmap(NULL, 4 * n * sizeof(double), PROT_READ | PROT_WRITE, flags, -1, 0);
     shared_line *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED || line == MAP_FAILED)
         die("mmap");
-    double *stage = mmap(NULL, 2 * n * sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    double *stage = mmap(NULL, 4 * n * sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (stage == MAP_FAILED)
         die("mmap");
     size_t step = step_bytes / sizeof(double) / 16 * 16;
-    setup s = { { mem, mem + n }, { mem + 2 * n, mem + 3 * n }, { stage, stage + n }, n, 0, 0,
+    setup s = { { mem, mem + n }, { mem + 2 * n, mem + 3 * n }, { stage, stage + n },
+                { stage + 2 * n, stage + 3 * n }, m >= RING2SWAP, m == RING2SD, n, 0, 0,
                 step ? step : n, 0, 0, 0, line, 0, { 0 } };
     for (size_t i = 0; i < n; i++) {
         s.in[0][i] = (double)i;
@@ -215,8 +286,16 @@ static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_byt
             call_kernel(&s);
         else if (m == PULL)
             call_pull(&s);
+        else if (m == KPULL)
+            call_kernel_pull(&s);
+        else if (m >= RING2)
+            call_ring2(&s);
         else
             call_staged(&s);
+        if (use) {
+            volatile double sink = use_result(&s);
+            (void)sink;
+        }
         double t = now_s() - t0;
         if (it >= 5) {
             sum += t;
@@ -232,13 +311,13 @@ static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_byt
     if (s.me)
         _exit(0);
     waitpid(child, NULL, 0);
-    static const char *names[] = { "mapped", "kernel", "pull", "staged" };
-    printf("%-7s %10zu B %s step %8zu B  best %9.1f us  mean %9.1f us\n", names[m], bytes,
-           fresh ? "fresh " : "reused", m == STAGED ? s.step * sizeof(double) : bytes, best * 1e6,
+    static const char *names[] = { "mapped", "kernel", "pull", "staged", "kpull", "ring2", "ring2sw", "ring2sd" };
+    printf("%-7s %10zu B %s%s step %8zu B  best %9.1f us  mean %9.1f us\n", names[m], bytes,
+           fresh ? "fresh " : "reused", use ? " +use" : "", m == STAGED ? s.step * sizeof(double) : bytes, best * 1e6,
            sum / iters * 1e6);
     munmap(mem, 4 * n * sizeof(double));
     munmap(line, 4096);
-    munmap(stage, 2 * n * sizeof(double));
+    munmap(stage, 4 * n * sizeof(double));
 }
 
 int main(int argc, char **argv) {
@@ -246,13 +325,18 @@ int main(int argc, char **argv) {
     int iters = argc > 2 ? atoi(argv[2]) : 200;
     int fresh = argc > 3 ? atoi(argv[3]) : 0;
     size_t step = argc > 4 ? (size_t)atol(argv[4]) : bytes;
+    int use = argc > 5 ? atoi(argv[5]) : 0;
     if (bytes < 16 || bytes % 16 || iters < 1 || step < 128) {
-        fprintf(stderr, "usage: allreduce_floor [BYTES (multiple of 16)] [ITERS >= 1] [FRESH 0|1] [STEP >= 128]\n");
+        fprintf(stderr, "usage: allreduce_floor [BYTES (multiple of 16)] [ITERS >= 1] [FRESH 0|1] [STEP >= 128] [USE 0|1]\n");
         return 2;
     }
-    run(MAPPED, bytes, iters, fresh, step);
-    run(KERNEL, bytes, iters, fresh, step);
-    run(PULL, bytes, iters, fresh, step);
-    run(STAGED, bytes, iters, fresh, step);
+    run(MAPPED, bytes, iters, fresh, step, use);
+    run(KERNEL, bytes, iters, fresh, step, use);
+    run(KPULL, bytes, iters, fresh, step, use);
+    run(PULL, bytes, iters, fresh, step, use);
+    run(STAGED, bytes, iters, fresh, step, use);
+    run(RING2, bytes, iters, fresh, step, use);
+    run(RING2SWAP, bytes, iters, fresh, step, use);
+    run(RING2SD, bytes, iters, fresh, step, use);
     return 0;
 }
