@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #endif
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,10 @@ static void call_mapped(setup *s) {
     barrier(s);
 }
 
-static void call_kernel(setup *s) {
+/* This process's half: the peer's part of it read with process_vm_readv 64 KiB at a time,
+ * reduced into this process's output, and (write_peer) written into the peer's output with
+ * process_vm_writev. */
+static void kernel_half(setup *s, bool write_peer) {
     double *mine = s->in[s->me], *out = s->out[s->me];
     for (size_t b = s->lo; b < s->hi; b += BLOCK) {
         size_t e = b + BLOCK < s->hi ? b + BLOCK : s->hi, len = (e - b) * sizeof(double);
@@ -99,9 +103,13 @@ static void call_kernel(setup *s) {
         for (size_t i = b; i < e; i++)
             out[i] = mine[i] + s->scratch[i - b];
         struct iovec from = { out + b, len }, to = { s->out[1 - s->me] + b, len };
-        if (process_vm_writev(s->peer, &from, 1, &to, 1, 0) != (ssize_t)len)
+        if (write_peer && process_vm_writev(s->peer, &from, 1, &to, 1, 0) != (ssize_t)len)
             die("process_vm_writev");
     }
+}
+
+static void call_kernel(setup *s) {
+    kernel_half(s, true);
     barrier(s);
 }
 
@@ -109,15 +117,8 @@ static void call_kernel(setup *s) {
  * are reduced each process reads the peer's result half out of the peer's output
  * (process_vm_readv), so that every line of its result was last written by its own core. */
 static void call_kernel_pull(setup *s) {
-    double *mine = s->in[s->me], *out = s->out[s->me];
-    for (size_t b = s->lo; b < s->hi; b += BLOCK) {
-        size_t e = b + BLOCK < s->hi ? b + BLOCK : s->hi, len = (e - b) * sizeof(double);
-        struct iovec local = { s->scratch, len }, remote = { s->in[1 - s->me] + b, len };
-        if (process_vm_readv(s->peer, &local, 1, &remote, 1, 0) != (ssize_t)len)
-            die("process_vm_readv");
-        for (size_t i = b; i < e; i++)
-            out[i] = mine[i] + s->scratch[i - b];
-    }
+    double *out = s->out[s->me];
+    kernel_half(s, false);
     barrier(s);
     size_t olo = s->me ? 0 : s->hi, ohi = s->me ? s->lo : s->n, len = (ohi - olo) * sizeof(double);
     struct iovec local = { out + olo, len }, remote = { s->out[1 - s->me] + olo, len };
