@@ -331,13 +331,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: allreduce_floor [BYTES (multiple of 16)] [ITERS >= 1] [FRESH 0|1] [STEP >= 128] [USE 0|1]\n");
         return 2;
     }
-    run(MAPPED, bytes, iters, fresh, step, use);
-    run(KERNEL, bytes, iters, fresh, step, use);
-    run(KPULL, bytes, iters, fresh, step, use);
-    run(PULL, bytes, iters, fresh, step, use);
-    run(STAGED, bytes, iters, fresh, step, use);
-    run(RING2, bytes, iters, fresh, step, use);
-    run(RING2SWAP, bytes, iters, fresh, step, use);
-    run(RING2SD, bytes, iters, fresh, step, use);
+    for (int m = MAPPED; m <= RING2SD; m++)
+        run((enum mode)m, bytes, iters, fresh, step, use);
     return 0;
 }
