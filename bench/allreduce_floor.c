@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor_util.h"
+
 #define BLOCK 8192      /* doubles per kernel-copy block (64 KiB) */
 
 enum mode { MAPPED, KERNEL, PULL, STAGED, KPULL, RING2, RING2SWAP, RING2SD };
@@ -137,8 +139,8 @@ static void call_pull(setup *s) {
     barrier(s);
 }
 
-static void wait_at(_Atomic long *word, long v) {
-    while (atomic_load_explicit(word, memory_order_acquire) < v)
+static void wait_at(_Atomic long *flag, long v) {
+    while (atomic_load_explicit(flag, memory_order_acquire) < v)
         __builtin_ia32_pause();
 }
 
@@ -234,19 +236,10 @@ static void fill_inputs(setup *s, int it) {
         in[i] = f * (double)(i + (size_t)it);
 }
 
-/* The program's first use of its result (timed with the call when USE is 1): one load per
- * line of the whole output. */
-static double use_result(const setup *s) {
-    const double *out = s->out[s->me];
-    double acc = 0;
-    for (size_t i = 0; i < s->n; i += 8)
-        acc += out[i];
-    return acc;
-}
-
 static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_bytes, int use) {
     size_t n = bytes / sizeof(double);
-    int flags = (m == KERNEL || m == KPULL || m == STAGED || m >= RING2 ? MAP_PRIVATE : MAP_SHARED) | MAP_ANONYMOUS;
+    bool mapped = m == MAPPED || m == PULL;   /* the others' buffers are private */
+    int flags = (mapped ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS;
     double *mem = mmap(NULL, 4 * n * sizeof(double), PROT_READ | PROT_WRITE, flags, -1, 0);
     shared_line *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED || line == MAP_FAILED)
@@ -293,8 +286,8 @@ static void run(enum mode m, size_t bytes, int iters, int fresh, size_t step_byt
             call_ring2(&s);
         else
             call_staged(&s);
-        if (use) {
-            volatile double sink = use_result(&s);
+        if (use) {   /* the program's first use of its result, timed with the call */
+            volatile uint64_t sink = read_lines(s.out[s.me], n * sizeof(double));
             (void)sink;
         }
         double t = now_s() - t0;

@@ -1,7 +1,8 @@
 /*
- * floor_util.h — what the copy-floor programs (alltoall_floor.c, bcast_floor.c) share:
- * a cache-line word for spin barriers, the clock, shared anonymous memory, pinning to a
- * core, and times passed between processes as the bits of a double.
+ * floor_util.h — what the copy-floor programs (alltoall_floor.c, bcast_floor.c,
+ * allgather_floor.c, allreduce_floor.c) share: a cache-line word for spin barriers, the
+ * clock, shared anonymous memory, pinning to a core, times passed between processes as
+ * the bits of a double, and a program's first read of its result.
  */
 #ifndef COLLIE_BENCH_FLOOR_UTIL_H
 #define COLLIE_BENCH_FLOOR_UTIL_H
@@ -62,6 +63,18 @@ static inline double as_double(uint64_t b) {
     double d;
     memcpy(&d, &b, sizeof d);
     return d;
+}
+
+/* A program's first use of n bytes of its result: a load per 64-byte line (the sum, so
+ * that the loads are not dropped). */
+static inline uint64_t read_lines(const void *p, size_t n) {
+    uint64_t acc = 0;
+    for (size_t at = 0; at + sizeof acc <= n; at += 64) {
+        uint64_t v;
+        memcpy(&v, (const char *)p + at, sizeof v);
+        acc += v;
+    }
+    return acc;
 }
 
 static inline int by_value(const void *a, const void *b) {

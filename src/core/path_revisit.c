@@ -67,6 +67,14 @@ static void log_revisit(const collie_request_t *req, int level, const char *what
                path_way_name(other), other_ns / 1e3, then);
 }
 
+static void log_probe(const collie_request_t *req, int way, uint64_t ns, int other) {
+    int k = collie_size_class(req->args.bytes);
+    collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B up to %llu B: %d calls by %s took %.1f us "
+               "on average: probing %s for %d calls", req->args.rank,
+               collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, REVISIT_WINDOW,
+               path_way_name(way), ns / 1e3, path_way_name(other), PROBE_SKIP + PROBE_COUNTED);
+}
+
 /* Adds a call to the current window (each call at most `cap` ns); the window's mean once
  * it has `len` calls, else 0. */
 static uint64_t window_add(tune_class *c, uint64_t ns, uint64_t cap, int len) {
@@ -137,10 +145,5 @@ void path_tune_revisit(collie_request_t *req, tune_class *c, int path, uint64_t 
     c->other_way = (uint8_t)(other < 0 ? 0 : other);
     c->settle = 0;
     if (other >= 0)
-        collie_log(COLLIE_LOG_DEBUG, "rank %d: %s of %llu B up to %llu B: %d calls by %s took "
-                   "%.1f us on average: probing %s for %d calls", req->args.rank,
-                   collie_coll_name(req->args.coll), 1ull << collie_size_class(req->args.bytes),
-                   (2ull << collie_size_class(req->args.bytes)) - 1, REVISIT_WINDOW,
-                   path_way_name(c->chosen - 1), mean / 1e3, path_way_name(other),
-                   PROBE_SKIP + PROBE_COUNTED);
+        log_probe(req, c->chosen - 1, mean, other);
 }
