@@ -121,6 +121,7 @@ static void driver_start(collie_request_t *req) {
     d->phase = DIRECT_POST;
     d->via_cells = false;
     d->had_choice = false;
+    d->deliver_stream = false;
     if (d->cells)
         cells_reset(d->cells);
 }
@@ -156,7 +157,7 @@ static int source(collie_request_t *req, direct_state *d, int q, uint64_t off, u
 int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
                    uint64_t len) {
     if (d->view[q].out) {
-        memcpy(d->view[q].out + off, from, len);
+        collie_cell_fill(d->deliver_stream, d->view[q].out + off, from, len);
         return COLLIE_OK;
     }
     const collie_board_entry *e = &req->team->tp->board[q];
@@ -172,10 +173,37 @@ static char *first_target(const collie_request_t *req, const direct_state *d) {
     return d->view[root].out;
 }
 
+/* An allreduce writes its reduced chunks into the mapped peers' outputs with streaming
+ * stores once the team's outputs together (P times the call's bytes) reach this, or from
+ * collie_transport.stream_out_min; COLLIE_SHM_STREAM_OUT_MIN, when set, alone (0: never).
+ * Where the outputs no longer fit the caches a plain store first reads its line from
+ * memory (the read for ownership); a streaming store does not, and the reader would not
+ * find the line in the writer's cache anyway.  Measured (2026-12-05, Intel Xeon VM,
+ * collie-bench --coll allreduce --collie-alloc --min-bytes 8M --max-bytes 64M
+ * --barrier-each [--fresh-data], µs, this rule / COLLIE_SHM_STREAM_OUT_MIN=0, 2 rounds):
+ * P = 2 32 MiB 5098-5857 / 7342-7443 (fresh 5758-5951 / 7517-7956), 64 MiB 12346-12461 /
+ * 15785-15856; P = 4 16 MiB 3356-3583 / 6903-7535 (fresh 6057-6894 / 8808-9553), 32 MiB
+ * 10935-11409 / 16343-18031, 64 MiB 22608-22693 / 32874-33196.  At 32 MiB of outputs
+ * streaming was slower: P = 2 16 MiB 1467-1524 against 1309-1457, P = 4 8 MiB 1513
+ * against 1341, P = 8 4 MiB 1558 against 1375 (P = 8 8 MiB: 3920 against 7928). */
+#define DELIVER_STREAM_TEAM_BYTES (64ull << 20)
+
+static bool deliver_streams(const collie_request_t *req) {
+    const collie_coll_args *a = &req->args;
+    if (a->coll != COLL_ALLREDUCE || !collie_stream_copy_native())
+        return false;
+    if (a->bytes >= req->team->tp->stream_out_min)
+        return true;
+    /* COLLIE_SHM_STREAM_OUT_MIN, when set, is the rule alone (0: never) */
+    return (uint64_t)a->size * a->bytes >= DELIVER_STREAM_TEAM_BYTES &&
+           collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) < 0;
+}
+
 /* This rank's segment, chunk by chunk: all P reads, the reduction, the writes. */
 static int reduce_segment(collie_request_t *req, direct_state *d) {
     int P = req->args.size, me = req->args.rank;
     bool everyone = req->args.coll == COLL_ALLREDUCE;
+    d->deliver_stream = deliver_streams(req);
     direct_segment mine = direct_seg_of(&req->args, me);
     char *target = first_target(req, d);
     for (uint64_t at = 0; at < mine.bytes; at += d->chunk) {

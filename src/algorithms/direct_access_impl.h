@@ -42,6 +42,8 @@ typedef struct direct_state {
     int path;                   /* ... and is this (PATH_USER, PATH_KERNEL, PATH_CELLS,
                                    PATH_MAPPED) */
     uint64_t posted_ns;         /* the decider: when it posted this call */
+    bool deliver_stream;        /* writes into mapped peers' outputs use streaming stores
+                                   (allreduce past the caches: reduce_segment) */
 } direct_state;
 
 /* Maps (or leaves NULL, for the kernel copy) every peer's posted input and output. */
