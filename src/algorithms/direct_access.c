@@ -173,30 +173,14 @@ static char *first_target(const collie_request_t *req, const direct_state *d) {
     return d->view[root].out;
 }
 
-/* An allreduce writes its reduced chunks into the mapped peers' outputs with streaming
- * stores once the team's outputs together (P times the call's bytes) reach this, or from
- * collie_transport.stream_out_min; COLLIE_SHM_STREAM_OUT_MIN, when set, alone (0: never).
- * Where the outputs no longer fit the caches a plain store first reads its line from
- * memory (the read for ownership); a streaming store does not, and the reader would not
- * find the line in the writer's cache anyway.  Measured (2026-12-05, Intel Xeon VM,
- * collie-bench --coll allreduce --collie-alloc --min-bytes 8M --max-bytes 64M
- * --barrier-each [--fresh-data], µs, this rule / COLLIE_SHM_STREAM_OUT_MIN=0, 2 rounds):
- * P = 2 32 MiB 5098-5857 / 7342-7443 (fresh 5758-5951 / 7517-7956), 64 MiB 12346-12461 /
- * 15785-15856; P = 4 16 MiB 3356-3583 / 6903-7535 (fresh 6057-6894 / 8808-9553), 32 MiB
- * 10935-11409 / 16343-18031, 64 MiB 22608-22693 / 32874-33196.  At 32 MiB of outputs
- * streaming was slower: P = 2 16 MiB 1467-1524 against 1309-1457, P = 4 8 MiB 1513
- * against 1341, P = 8 4 MiB 1558 against 1375 (P = 8 8 MiB: 3920 against 7928). */
-#define DELIVER_STREAM_TEAM_BYTES (64ull << 20)
-
+/* Does this call write into the mapped peers' outputs with streaming stores?  An
+ * allreduce from collie_transport.stream_out_min bytes, or once the team's outputs
+ * together reach stream_team_min (measured: transport/shm_cells.c). */
 static bool deliver_streams(const collie_request_t *req) {
     const collie_coll_args *a = &req->args;
-    if (a->coll != COLL_ALLREDUCE || !collie_stream_copy_native())
-        return false;
-    if (a->bytes >= req->team->tp->stream_out_min)
-        return true;
-    /* COLLIE_SHM_STREAM_OUT_MIN, when set, is the rule alone (0: never) */
-    return (uint64_t)a->size * a->bytes >= DELIVER_STREAM_TEAM_BYTES &&
-           collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) < 0;
+    const collie_transport *tp = req->team->tp;
+    return a->coll == COLL_ALLREDUCE &&
+           (a->bytes >= tp->stream_out_min || (uint64_t)a->size * a->bytes >= tp->stream_team_min);
 }
 
 /* This rank's segment, chunk by chunk: all P reads, the reduction, the writes. */

@@ -244,6 +244,7 @@ int cm_mixed_transport_create(MPI_Comm comm, MPI_Comm node, collie_transport **o
     tp->oversubscribed = 1;   /* poll MPI, never spin long */
     tp->stream_out_min = UINT64_MAX;   /* no copy cells here */
     tp->stream_own_min = UINT64_MAX;
+    tp->stream_team_min = UINT64_MAX;
     tp->wake_at_once = true;  /* wake() sends the new slots over MPI */
     int st = build(tp, comm, node);
     int all = st;

@@ -75,6 +75,7 @@ int collie_loop_create(int size, collie_transport **tps) {
         tp->ops = &loop_ops;
         tp->stream_out_min = UINT64_MAX;
         tp->stream_own_min = UINT64_MAX;
+        tp->stream_team_min = UINT64_MAX;
         tp->rank = r;
         tp->size = size;
         tp->nslots = nslots;

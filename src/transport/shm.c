@@ -192,6 +192,7 @@ int collie_shm_create_with(const collie_shm_config *cfg, collie_transport **out)
     tp->demote_max_bytes = demote > 0 ? (uint64_t)demote : 0;
     tp->stream_out_min = collie_shm_stream_out_min();
     tp->stream_own_min = collie_shm_stream_own_min();
+    tp->stream_team_min = collie_shm_stream_team_min();
     tp->by_reference_min_bytes = (uint64_t)collie_env_int("COLLIE_SHM_BY_REFERENCE_MIN", 4096);
     /* No cap by default (issue 14: collie_alloc memory is read in place at every size);
      * COLLIE_SHM_BY_REFERENCE_MAX caps it (4 MiB measured better for forced

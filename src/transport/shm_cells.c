@@ -158,6 +158,27 @@ uint64_t collie_shm_stream_own_min(void) {
     return forced > 0 ? (uint64_t)forced : OWN_STREAM_MIN;
 }
 
+/* An allreduce `direct_segments` with every buffer mapped writes its reduced pieces into
+ * the peers' outputs with streaming stores once the team's outputs together (P times the
+ * call's bytes) reach this (algorithms/direct_access.c); COLLIE_SHM_STREAM_OUT_MIN, when
+ * set, alone (collie_transport.stream_out_min; 0: never).
+ * Where the outputs no longer fit the caches a plain store first reads its line from
+ * memory (the read for ownership); a streaming store does not, and the reader would not
+ * find the line in the writer's cache anyway.  Measured (2026-12-05, Intel Xeon VM,
+ * collie-bench --coll allreduce --collie-alloc --min-bytes 8M --max-bytes 64M
+ * --barrier-each [--fresh-data], µs, this rule / COLLIE_SHM_STREAM_OUT_MIN=0, 2 rounds):
+ * P = 2 32 MiB 5098-5857 / 7342-7443 (fresh 5758-5951 / 7517-7956), 64 MiB 12346-12461 /
+ * 15785-15856; P = 4 16 MiB 3356-3583 / 6903-7535 (fresh 6057-6894 / 8808-9553), 32 MiB
+ * 10935-11409 / 16343-18031, 64 MiB 22608-22693 / 32874-33196.  At 32 MiB of outputs
+ * streaming was slower: P = 2 16 MiB 1467-1524 against 1309-1457, P = 4 8 MiB 1513
+ * against 1341, P = 8 4 MiB 1558 against 1375 (P = 8 8 MiB: 3920 against 7928). */
+#define TEAM_STREAM_MIN (64ull << 20)
+uint64_t collie_shm_stream_team_min(void) {
+    if (collie_env_int("COLLIE_SHM_STREAM_OUT_MIN", -1) >= 0 || !collie_stream_copy_native())
+        return UINT64_MAX;
+    return TEAM_STREAM_MIN;
+}
+
 /* Blocks of an allgather, alltoall or reduce_scatter in registered memory from this size
  * (allgather: P − 1 times it) are read by the peers straight from there
  * (algorithms/cells_in_place.c); 0: never.  Each rank's

@@ -43,6 +43,9 @@ uint64_t collie_shm_stream_out_min(void);
 /* COLLIE_SHM_STREAM_OUT_MIN as above when set, else 4 MiB (never without native streaming
  * stores): the own block of allgather and alltoall `direct` (collie_transport.stream_own_min). */
 uint64_t collie_shm_stream_own_min(void);
+/* 64 MiB of the team's outputs, UINT64_MAX when COLLIE_SHM_STREAM_OUT_MIN is set or without
+ * native streaming stores (collie_transport.stream_team_min). */
+uint64_t collie_shm_stream_team_min(void);
 uint64_t collie_shm_cells_lend_min(void);   /* COLLIE_SHM_CELLS_LEND_MIN (UINT64_MAX: never) */
 /* Maps the pages of [region, region + bytes) into this process now (named `what` in the
  * warning if that fails). */

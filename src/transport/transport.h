@@ -317,6 +317,10 @@ typedef struct collie_transport {
                                     least this many bytes goes into its output with
                                     streaming stores (4 MiB, or COLLIE_SHM_STREAM_OUT_MIN
                                     when set; UINT64_MAX: never) */
+    uint64_t stream_team_min;    /* allreduce `direct_segments`, all mapped: writes into the
+                                    peers' outputs stream once P x the call's bytes reach
+                                    this (64 MiB; UINT64_MAX: never, or
+                                    COLLIE_SHM_STREAM_OUT_MIN set: stream_out_min alone) */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
