@@ -1,10 +1,11 @@
 /*
  * cells.c — the copy-cell engine and driver of the `cells` algorithms (their files in
  * allreduce/, reduce/, bcast/, allgather/, alltoall/ and reduce_scatter/ hold the
- * references, cost and the schedule the verifier and the simulator see; allgather's,
- * alltoall's and reduce_scatter's moves are in cells_blocks.c, the algorithms' driver in
- * cells_driver.c); direct_access.c and direct_colls.c run the same engine when a call's
- * buffers cannot all be mapped and the kernel copy was not measured to be faster.
+ * references, cost and the schedule the verifier and the simulator see; allreduce's and
+ * reduce's moves are in cells_reduce.c, allgather's, alltoall's and reduce_scatter's in
+ * cells_blocks.c, the algorithms' driver in cells_driver.c); direct_access.c and
+ * direct_colls.c run the same engine when a call's buffers cannot all be mapped and the
+ * kernel copy was not measured to be faster.
  *
  * The vector goes in steps of one cell (cells.h).  Step k of allreduce/reduce at rank r:
  *   copy-in:  r copies the chunk's slices of the other ranks from its input into its cell
@@ -167,8 +168,9 @@ uint64_t cells_width(uint64_t cell, uint64_t chunk, uint64_t widest) {
 /* An allreduce at P = 2 from this size keeps to PAIR_WINDOW cells: its steps (a cell each)
  * wrap back to the call's first cell every second step, so that the lines both ranks
  * write and read in a call stay few (the result goes into the peer's cell: result_to_peer
- * below).  Measured (collie-bench --coll allreduce --algo cells, P = 2, 2 rounds, µs, the
- * window of 8 against 2 for every call; Intel Xeon VM, 2 MiB L2 per core, 2026-12-05):
+ * in cells_reduce.c).  Measured (collie-bench --coll allreduce --algo cells, P = 2, 2
+ * rounds, µs, the window of 8 against 2 for every call; Intel Xeon VM, 2 MiB L2 per core,
+ * 2026-12-05):
  * fresh data 512 KiB 44.2-46.1 -> 39.3-40.7, 1 MiB 121-124 -> 100-102, 2 MiB 270-272 ->
  * 259-264, 4-8 MiB within noise; reused 512 KiB 46-47 -> 39.5-41, 1 MiB 136-137 -> 105-109;
  * but 256 KiB (steps of 64 KiB) 24-26 -> 29-30, and reduce, bcast and allgather no faster
@@ -197,14 +199,8 @@ static void begin(collie_request_t *req, cells_run *c) {
                      cells_width(cl->cell_bytes, chunk, widest), window);
 }
 
-typedef struct step_view {
-    uint64_t t;             /* global step number of the step's first cell */
-    uint64_t last;          /* ... and of its last (t unless the step is wide) */
-    uint64_t off, len;      /* the chunk in the vector */
-    size_t count;           /* its elements */
-} step_view;
-
-static step_view view_of(const collie_request_t *req, const cells_run *c, uint64_t k) {
+/* Declared in cells_impl.h. */
+step_view cells_view_of(const collie_request_t *req, const cells_run *c, uint64_t k) {
     step_view v;
     v.t = cells_first_number(c, k);
     v.last = cells_last_number(c, k);
@@ -214,8 +210,8 @@ static step_view view_of(const collie_request_t *req, const cells_run *c, uint64
     return v;
 }
 
-/* Rank q's slice of a step: [*lo, *lo + *n) bytes inside the chunk. */
-static void slice_of(const collie_request_t *req, const step_view *v, int q, uint64_t *lo, uint64_t *n) {
+/* Declared in cells_impl.h. */
+void cells_slice_of(const collie_request_t *req, const step_view *v, int q, uint64_t *lo, uint64_t *n) {
     size_t a = pat_seg_start(v->count, req->args.size, q), b = pat_seg_start(v->count, req->args.size, q + 1);
     *lo = a * req->args.elem_size;
     *n = (b - a) * req->args.elem_size;
@@ -289,8 +285,8 @@ int cells_wait_in(collie_request_t *req, const cells_run *c, int q, uint64_t fir
     return cells_check_cell(req, c, q, first);
 }
 
-/* Waits for word `in` or `out` of every other rank at the step of v, and checks the cells. */
-static int all_at(collie_request_t *req, const cells_run *c, const step_view *v, bool out) {
+/* Declared in cells_impl.h. */
+int cells_all_at(collie_request_t *req, const cells_run *c, const step_view *v, bool out) {
     collie_cells *cl = req->team->tp->cells;
     for (int q = 0; q < req->args.size; q++) {
         if (q == req->args.rank)
@@ -310,171 +306,6 @@ static int all_at(collie_request_t *req, const cells_run *c, const step_view *v,
     return COLLIE_OK;
 }
 
-/* ---- allreduce, reduce ------------------------------------------------------------------ */
-
-static bool gets_result(const collie_request_t *req) {
-    return req->args.coll == COLL_ALLREDUCE || req->args.rank == req->args.root;
-}
-
-/* Declared in cells_impl.h: a reduce at P = 2 goes whole through the cells (below, "the
- * whole vector"). */
-bool cells_whole_vector(const collie_request_t *req) {
-    return req->args.size == 2 && req->args.coll == COLL_REDUCE;
-}
-
-/* The chunk's slices of the other ranks (the whole chunk when the vector goes whole) from
- * this rank's input into its cell. */
-static int copy_in(collie_request_t *req, cells_run *c) {
-    collie_cells *cl = req->team->tp->cells;
-    int me = req->args.rank;
-    bool whole = cells_whole_vector(req);
-    step_view v = view_of(req, c, c->next_in);
-    int st = cells_may_write(req, c, v.last);
-    if (st)
-        return st;
-    uint64_t lo = 0, n = 0;
-    if (!whole)
-        slice_of(req, &v, me, &lo, &n);
-    char *cell = collie_cell(cl, me, v.t, c->rotate);
-    const char *in = (const char *)req->buf[SBUF_SEND] + v.off;
-    collie_cell_fill(c->fill.stream, cell, in, lo);
-    collie_cell_fill(c->fill.stream, cell + lo + n, in + lo + n, v.len - lo - n);
-    *collie_cell_check(cl, me, v.t, c->rotate) = req->check;
-    cells_publish(req, &cl->ctrl[me].in, v.last);
-    if (whole)   /* only the non-root copies in when the vector goes whole: it reads no cell */
-        cells_publish(req, &cl->ctrl[me].freed, v.last);
-    c->next_in++;
-    return COLLIE_OK;
-}
-
-/* An allreduce at P = 2 publishes each reduced slice in the peer's cell, over the lines of
- * it that the reduction has just read (the peer's copy of this rank's slice), and each
- * rank copies the other's result out of its own cell: every write then lands on lines the
- * writer has in its cache, where writing into its own cell took lines the peer had read
- * last (Intel MPI's shared-memory allreduce does this, seen with gdb; bench/allreduce_floor
- * staged 512 KiB fresh 59 -> 49 us; measurements.md, session 49).  More ranks would have
- * to write a slice into every peer's cell (P - 1 copies instead of one). */
-static bool result_to_peer(const collie_request_t *req) {
-    return req->args.size == 2 && req->args.coll == COLL_ALLREDUCE;
-}
-
-static int reduce_step(collie_request_t *req, cells_run *c) {
-    collie_cells *cl = req->team->tp->cells;
-    int me = req->args.rank;
-    step_view v = view_of(req, c, c->next_red);
-    int st = all_at(req, c, &v, false);
-    if (st)
-        return st;
-    uint64_t lo, n;
-    slice_of(req, &v, me, &lo, &n);
-    char *cell = collie_cell(cl, me, v.t, c->rotate);
-    for (int q = 0; q < req->args.size; q++)
-        c->srcs[q] = q == me ? (const char *)req->buf[SBUF_SEND] + v.off + lo : collie_cell(cl, q, v.t, c->rotate) + lo;
-    char *dst = gets_result(req) ? (char *)req->buf[SBUF_RECV] + v.off + lo : cell + lo;
-    st = collie_reduce_n(dst, c->srcs, req->args.size, n / req->args.elem_size, req->dtype, req->op);
-    if (st)
-        return st;
-    if (req->args.coll == COLL_ALLREDUCE || me != req->args.root) {
-        char *out = result_to_peer(req) ? collie_cell(cl, 1 - me, v.t, c->rotate) + lo : cell + lo;
-        if (dst != out)
-            collie_cell_fill(c->fill.stream, out, dst, n);
-        cells_publish(req, &cl->ctrl[me].out, v.last);
-    }
-    if (!gets_result(req))
-        cells_publish(req, &cl->ctrl[me].freed, v.last);
-    c->next_red++;
-    return COLLIE_OK;
-}
-
-/* allreduce, the reduce root: the other ranks' reduced slices, into the output. */
-static int copy_out(collie_request_t *req, cells_run *c) {
-    collie_cells *cl = req->team->tp->cells;
-    step_view v = view_of(req, c, c->next_out);
-    int st = all_at(req, c, &v, true);
-    if (st)
-        return st;
-    for (int q = 0; q < req->args.size; q++) {
-        if (q == req->args.rank)
-            continue;
-        uint64_t lo, n;
-        slice_of(req, &v, q, &lo, &n);
-        int holder = result_to_peer(req) ? req->args.rank : q;   /* whose cell holds q's result */
-        collie_peer_copy((char *)req->buf[SBUF_RECV] + v.off + lo, collie_cell(cl, holder, v.t, c->rotate) + lo, n);
-    }
-    cells_publish(req, &cl->ctrl[req->args.rank].freed, v.last);
-    c->next_out++;
-    return COLLIE_OK;
-}
-
-/* ---- P = 2: the whole vector through the cells ----------------------------------------- */
-
-/* A reduce at P = 2 goes whole, as `flat` does: the non-root copies each whole chunk of
- * its input into its cell, and the root reduces the chunk from both ranks' data in rank
- * order (its own input and the peer's cell) straight into its output.  Against the
- * reduce-scatter + gather above this saves the non-root's reduction, the copy of its
- * reduced slice and that slice's crossing: 0.55-0.85 of the time from 512 KiB, reused and
- * fresh (docs/design.md).  An allreduce gains nothing so (both ranks reduce everything):
- * measured equal at 1 MiB, and 512 KiB moved no closer to the peers. */
-static int reduce_whole(collie_request_t *req, cells_run *c) {
-    collie_cells *cl = req->team->tp->cells;
-    int me = req->args.rank, peer = 1 - me;
-    step_view v = view_of(req, c, c->next_red);
-    int st = all_at(req, c, &v, false);
-    if (st)
-        return st;
-    c->srcs[me] = (const char *)req->buf[SBUF_SEND] + v.off;
-    c->srcs[peer] = collie_cell(cl, peer, v.t, c->rotate);
-    st = collie_reduce_n((char *)req->buf[SBUF_RECV] + v.off, c->srcs, 2, v.count, req->dtype, req->op);
-    if (st)
-        return st;
-    cells_publish(req, &cl->ctrl[me].freed, v.last);
-    c->next_red++;
-    return COLLIE_OK;
-}
-
-/* The root reduces, the other rank copies in; no rank does both.  The non-root finishes
- * only once the root freed the first step: the root reduces it only after it checked
- * every rank's call on the board (direct_check_calls), and a non-root that finished
- * before then could run ahead (zero-count calls need nobody) until its board history no
- * longer held this call, and the root took the correct call for a mismatch (seen under
- * load once all of a call's steps fitted in the ring). */
-static int move_whole(collie_request_t *req, cells_run *c) {
-    if (gets_result(req))
-        return c->next_red < c->nsteps ? reduce_whole(req, c) : COLLIE_TIMEOUT;
-    if (c->next_in < c->nsteps)
-        return copy_in(req, c);
-    int root = req->args.root;
-    step_view first = view_of(req, c, 0);
-    if (!cells_reached(req, root, &req->team->tp->cells->ctrl[root].freed, first.last))
-        return direct_check_channel(req, root) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-    c->root_reduced = true;
-    return COLLIE_OK;
-}
-
-static bool whole_done(const collie_request_t *req, const cells_run *c) {
-    if (gets_result(req))
-        return c->next_red == c->nsteps;
-    return c->next_in == c->nsteps && (c->root_reduced || c->nsteps == 0);
-}
-
-/* One move of the stage that is furthest along and can go; COLLIE_TIMEOUT: none can. */
-static int move_reduction(collie_request_t *req, cells_run *c) {
-    int st = COLLIE_TIMEOUT;
-    if (gets_result(req) && c->next_out < c->next_red && (st = copy_out(req, c)) != COLLIE_TIMEOUT)
-        return st;
-    if (c->next_red < c->next_in && (st = reduce_step(req, c)) != COLLIE_TIMEOUT)
-        return st;
-    if (c->next_in < c->nsteps && c->next_in < c->next_red + c->lap)
-        st = copy_in(req, c);
-    return st;
-}
-
-static bool reduction_done(const collie_request_t *req, const cells_run *c) {
-    if (cells_whole_vector(req))
-        return whole_done(req, c);
-    return gets_result(req) ? c->next_out == c->nsteps : c->next_red == c->nsteps;
-}
-
 /* ---- bcast ------------------------------------------------------------------------------ */
 
 static int move_bcast(collie_request_t *req, cells_run *c) {
@@ -482,7 +313,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
     int me = req->args.rank, root = req->args.root;
     char *buf = req->buf[SBUF_RECV];
     if (me == root) {
-        step_view v = view_of(req, c, c->next_in);
+        step_view v = cells_view_of(req, c, c->next_in);
         int st = cells_may_write(req, c, v.last);
         if (st)
             return st;
@@ -493,7 +324,7 @@ static int move_bcast(collie_request_t *req, cells_run *c) {
         c->next_in = c->next_out = c->next_in + 1;
         return COLLIE_OK;
     }
-    step_view v = view_of(req, c, c->next_out);
+    step_view v = cells_view_of(req, c, c->next_out);
     int st = cells_wait_in(req, c, root, v.t, v.last);
     if (st)
         return st;
@@ -514,7 +345,7 @@ static bool done_here(const collie_request_t *req, const cells_run *c) {
     case COLL_REDUCE_SCATTER:
         return c->next_out == c->nsteps;
     default:
-        return reduction_done(req, c);
+        return cells_reduction_done(req, c);
     }
 }
 
@@ -527,7 +358,7 @@ static int move(collie_request_t *req, cells_run *c) {
     case COLL_REDUCE_SCATTER:
         return cells_blocks_move(req, c);
     default:
-        return cells_whole_vector(req) ? move_whole(req, c) : move_reduction(req, c);
+        return cells_reduction_move(req, c);
     }
 }
 

@@ -1,6 +1,6 @@
 /*
- * cells_impl.h — what the copy-cell engine's files share: cells.c (allreduce, reduce,
- * bcast, and the engine's loop), cells_blocks.c (allgather, allgatherv, alltoall,
+ * cells_impl.h — what the copy-cell engine's files share: cells.c (bcast, the engine's
+ * loop and the step helpers), cells_reduce.c (allreduce, reduce), cells_blocks.c (allgather, allgatherv, alltoall,
  * reduce_scatter) and cells_driver.c (the `cells` algorithms' driver).
  * Not for other files: they use cells.h.
  */
@@ -69,6 +69,17 @@ static inline uint64_t cells_last_number(const cells_run *c, uint64_t k) {
     return cells_first_number(c, k) + c->width - 1;
 }
 
+/* A step of a vector: its cells' step numbers and its chunk of the vector. */
+typedef struct step_view {
+    uint64_t t;             /* global step number of the step's first cell */
+    uint64_t last;          /* ... and of its last (t unless the step is wide) */
+    uint64_t off, len;      /* the chunk in the vector */
+    size_t count;           /* its elements */
+} step_view;
+/* The call's k-th step (0-based). */
+step_view cells_view_of(const collie_request_t *req, const cells_run *c, uint64_t k);
+/* Rank q's slice of a step: [*lo, *lo + *n) bytes inside the chunk. */
+void cells_slice_of(const collie_request_t *req, const step_view *v, int q, uint64_t *lo, uint64_t *n);
 /* Has q's word reached step t?  Else notes it as what this rank waits for. */
 bool cells_reached(collie_request_t *req, int q, collie_counter *w, uint64_t t);
 /* Stores step t in this rank's word w and wakes the peers that sleep. */
@@ -83,6 +94,13 @@ int cells_may_write(collie_request_t *req, const cells_run *c, uint64_t last);
  * number `first` holds this call; else COLLIE_TIMEOUT or the error. */
 int cells_wait_in(collie_request_t *req, const cells_run *c, int q, uint64_t first, uint64_t last);
 
+/* Waits for word `in` (out false) or `out` of every other rank at the step of v, and
+ * checks their cells: COLLIE_OK, COLLIE_TIMEOUT or the error. */
+int cells_all_at(collie_request_t *req, const cells_run *c, const step_view *v, bool out);
+/* allreduce and reduce (cells_reduce.c): one move (COLLIE_TIMEOUT: none can go yet), and
+ * whether this rank's part of the call is over. */
+int cells_reduction_move(collie_request_t *req, cells_run *c);
+bool cells_reduction_done(const collie_request_t *req, const cells_run *c);
 /* allgather(v), alltoall and reduce_scatter (cells_blocks.c): accepts adds their own
  * conditions to cells_accepts'; begin takes the call's steps; move makes one move
  * (COLLIE_TIMEOUT: none can go yet).  This rank's part is over once next_out reaches nsteps. */

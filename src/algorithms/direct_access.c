@@ -247,7 +247,7 @@ bool direct_use_cells(const collie_request_t *req, direct_state *d) {
         return false;
     bool mapped = !some_unmapped(req);
     if (mapped && a->coll == COLL_BCAST && a->size == 2 && a->bytes >= MAPPED_BCAST_PAIR_CELLS_MIN &&
-        !direct_pair_split(req))
+        !direct_bcast_splits(req))
         return true;
     if (mapped && !path_tune_mapped_trial(req))
         return false;

@@ -7,7 +7,8 @@
  * or by process_vm_readv), or takes the copy cells or the slots (direct_use_cells), and
  * marks itself done; the root waits until every rank is done and checks that they did the
  * same call.  At P = 2 with both buffers in collie_alloc memory the two ranks split the
- * copy (pair_split below).
+ * copy (split_copy below); from 3 ranks, with every buffer mapped and past the caches,
+ * all ranks split it (TEAM_SPLIT_MIN below).
  */
 
 #include "algorithms/direct_access.h"
@@ -65,28 +66,60 @@ static int progress_copy_cells(collie_request_t *req, direct_state *d) {
  * root's `done` cost as much as half a copy saves. */
 #define PAIR_SPLIT_MIN (32u * 1024u)
 
-/* Might this call split (the reader's buffer is still to be seen)? */
-static bool pair_split_possible(const collie_request_t *req) {
+/* From 4 ranks, a bcast whose buffers are all mapped splits the copy among all ranks once
+ * each rank's segment (the call's bytes / P) reaches TEAM_SPLIT_SEGMENT_MIN: rank s reads
+ * segment s of the root's buffer once and writes it into every reader's buffer, where
+ * otherwise each of the P - 1 readers reads all of the root's buffer.  Once the team's
+ * outputs together reach collie_transport.stream_team_min (64 MiB) the writes are streaming
+ * stores, as an allreduce's (direct_access.c, deliver_streams): past the caches a plain
+ * store first reads its line from memory.  The cost: every rank waits for every post (to
+ * map the outputs) and every reader for every rank's `done`.  Measured (2026-12-05, Intel
+ * Xeon VM, 2 cores; collie-bench --coll bcast --algo direct_copy --collie-alloc
+ * --barrier-each [--fresh-data], 2 rounds, µs, split / not): P = 4 128 KiB 7-8 / 14,
+ * 1 MiB 47-51 / 109-133, 8 MiB 619-653 / 885-914 (fresh 831-833 / 1592-1802), 64 MiB
+ * 9211-11173 / 16486-19374; P = 8 1 MiB 185-213 / 244-288, 64 MiB 16991-17807 /
+ * 29079-29882 (fresh 19794-20203 / 28216-30194), 8 MiB 1721-1730 / 1766-1907; P = 6
+ * 256 KiB-4 MiB 0.6-0.7 of the time; with --use-result the same or faster.  P = 16: 64 KiB
+ * 65-70 / 52-64 (a 4 KiB segment), from 256 KiB the same or faster.  P = 3 (3 ranks on
+ * 2 cores: the core with two ranks writes 4/3 of the call where a reader copies it once)
+ * mixed: 1 MiB 46 / 60-62, but 2-16 MiB reused 1.2-1.5x and 16 MiB fresh 1.8x.  The
+ * streaming writes against memcpy in the split: P = 4 32 MiB 3499-3627 / 8834-9718,
+ * 16 MiB (64 MiB of outputs) 1669-1740 / 1278-1420 reused but 2374-2508 / 4887-5412
+ * fresh; P = 8 4 MiB (32 MiB of outputs) 880-887 / 680-707. */
+#define TEAM_SPLIT_MIN_RANKS 4
+#define TEAM_SPLIT_SEGMENT_MIN (16u * 1024u)
+
+/* Might this call split (the readers' buffers are still to be seen)?  Every rank decides the
+ * same from the call and the root's post: nothing here may depend on a rank's settings. */
+static bool split_possible(const collie_request_t *req) {
     const collie_coll_args *a = &req->args;
-    return a->size == 2 && a->bytes >= PAIR_SPLIT_MIN && req->team->tp->board[a->root].send_ref.fd >= 0;
+    if (a->bytes < PAIR_SPLIT_MIN || req->team->tp->board[a->root].send_ref.fd < 0)
+        return false;
+    if (a->size == 2)
+        return true;
+    return a->size >= TEAM_SPLIT_MIN_RANKS && a->bytes / (uint64_t)a->size >= TEAM_SPLIT_SEGMENT_MIN;
 }
 
-/* Is the reader's buffer of this very call mapped?  The reader reads its own entry.  The
- * root reads the reader's, which may already describe the reader's next call: a reader
- * that does not split copies and leaves without waiting for the root, and may post its
- * next call before the root looks (mp_soak: the root then wrote half of a bcast into the
- * buffer of the reader's next call, past its end).  Such a reader did not split (one that
- * splits waits for the root's `done`), so the root splits only on a post of this call. */
-static bool reader_mapped(const collie_request_t *req) {
-    int reader = 1 - req->args.root;
-    if (req->args.rank == reader)
-        return req->team->tp->board[reader].recv_ref.fd >= 0;
-    return direct_recv_mapped_this_call(req, reader);
+/* Is reader q's buffer of this very call mapped?  A reader reads its own entry.  The others
+ * read q's, which may already describe q's next call: a reader that does not split copies
+ * and leaves without waiting for the others, and may post its next call before they look
+ * (mp_soak: the root then wrote half of a bcast into the buffer of the reader's next call,
+ * past its end).  Such a reader did not split (one that splits waits for every `done`), so
+ * a rank splits only on posts of this call. */
+static bool reader_mapped(const collie_request_t *req, int q) {
+    if (req->args.rank == q)
+        return req->team->tp->board[q].recv_ref.fd >= 0;
+    return direct_recv_mapped_this_call(req, q);
 }
 
-/* Both posted: does it split?  (Both ranks decide from the reader's post of this call.) */
-bool direct_pair_split(const collie_request_t *req) {
-    return pair_split_possible(req) && reader_mapped(req);
+/* Every rank posted: does the call split?  (Every rank decides from the same posts.) */
+bool direct_bcast_splits(const collie_request_t *req) {
+    if (!split_possible(req))
+        return false;
+    for (int q = 0; q < req->args.size; q++)
+        if (q != req->args.root && !reader_mapped(req, q))
+            return false;
+    return true;
 }
 
 static uint64_t split_at(const collie_request_t *req) { return req->args.bytes / 2 / 64 * 64; }
@@ -104,15 +137,59 @@ static int split_root_half(collie_request_t *req, direct_state *d) {
     return COLLIE_OK;
 }
 
-/* Both posted and the call splits: this rank's half, then done; the reader then waits for
- * the root's `done` (its buffer is complete only then), the root for everyone's. */
+/* len bytes at off of the root's buffer, where this rank can write them from: the root's
+ * own, the root's mapped, or read into this reader's output by the kernel. */
+static const char *root_piece(collie_request_t *req, direct_state *d, uint64_t off, uint64_t len,
+                              int *st) {
+    int root = req->args.root;
+    *st = COLLIE_OK;
+    if (req->args.rank == root)
+        return (const char *)req->buf[SBUF_RECV] + off;
+    if (d->view[root].in)
+        return d->view[root].in + off;
+    char *mine = (char *)req->buf[SBUF_RECV] + off;
+    *st = direct_read(req, root, req->team->tp->board[root].send_addr + off, mine, len);
+    return mine;
+}
+
+/* From 3 ranks: this rank's segment of the root's buffer, chunk by chunk, into every
+ * reader's buffer (its own last). */
+static int team_split_segment(collie_request_t *req, direct_state *d) {
+    const collie_coll_args *a = &req->args;
+    const collie_transport *tp = req->team->tp;
+    direct_map_peers(req, d);
+    d->deliver_stream =
+        a->bytes >= tp->stream_out_min || (uint64_t)a->size * a->bytes >= tp->stream_team_min;
+    direct_segment mine = direct_seg_of(a, a->rank);
+    for (uint64_t at = 0; at < mine.bytes; at += d->chunk) {
+        uint64_t off = mine.off + at, len = mine.bytes - at < d->chunk ? mine.bytes - at : d->chunk;
+        int st;
+        const char *from = root_piece(req, d, off, len, &st);
+        bool have_own = from == (const char *)req->buf[SBUF_RECV] + off;   /* root, or read */
+        for (int i = 1; i <= a->size && st == COLLIE_OK; i++) {
+            int q = (a->rank + i) % a->size;
+            if (q != a->root && !(q == a->rank && have_own))
+                st = direct_deliver(req, d, q, from, off, len);
+        }
+        if (st)
+            return st;
+    }
+    return COLLIE_OK;
+}
+
+/* Every rank posted and the call splits: this rank's part, then done; a reader then waits
+ * for every rank's `done` (its buffer is complete only then), the root for everyone's. */
 static int split_copy(collie_request_t *req, direct_state *d) {
     bool is_root = req->args.rank == req->args.root;
-    int st = is_root ? split_root_half(req, d) : copy_from_root(req, split_at(req));
+    int st;
+    if (req->args.size > 2)
+        st = team_split_segment(req, d);
+    else
+        st = is_root ? split_root_half(req, d) : copy_from_root(req, split_at(req));
     if (st)
         return st;
     direct_mark_done(req);
-    d->phase = is_root ? DIRECT_WAIT_DONE : DIRECT_WAIT_ROOT;
+    d->phase = is_root ? DIRECT_WAIT_DONE : DIRECT_WAIT_WRITERS;
     return COLLIE_OK;
 }
 
@@ -124,18 +201,36 @@ static int wait_posted(collie_request_t *req, int q) {
     return direct_posted_this_call(req, q) ? COLLIE_OK : direct_posted_other(req, q, "posted");
 }
 
+/* Every other rank posted this call or a later one (COLLIE_TIMEOUT while one has not).  At
+ * P = 2 a post of another call is a mismatch.  From 3 ranks a reader that does not split
+ * may be calls ahead (it needs only the roots of its next calls), its post of this call
+ * gone from the board's history: it posted, and direct_bcast_splits sees that it did not
+ * post this call mapped; a mismatch is then found where the call goes on. */
+static int wait_all_posted(collie_request_t *req) {
+    for (int q = 0; q < req->args.size; q++) {
+        if (q == req->args.rank)
+            continue;
+        int st = req->args.size == 2 ? wait_posted(req, q)
+               : direct_reached(req, q, true) ? COLLIE_OK
+               : direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
+        if (st)
+            return st;
+    }
+    return COLLIE_OK;
+}
+
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all
  * (or the cells, or the slots, or the split copy).  Once the root posted (the root: at
- * once, or once the reader posted where the call might split): the path of this call. */
+ * once), and every rank where the call might split: the path of this call. */
 static int leave_ready_copy(collie_request_t *req, direct_state *d) {
     int root = req->args.root, st;
     bool is_root = req->args.rank == root;
     if (!is_root && (st = wait_posted(req, root)) != COLLIE_OK)
         return st;
-    if (is_root && pair_split_possible(req) && (st = wait_posted(req, 1 - root)) != COLLIE_OK)
+    if (split_possible(req) && (st = wait_all_posted(req)) != COLLIE_OK)
         return st;
     bool cells = direct_use_cells(req, d);
-    if (!cells && direct_pair_split(req))
+    if (!cells && direct_bcast_splits(req))
         return split_copy(req, d);
     if (cells) {
         d->phase = direct_use_slots(req, d) ? DIRECT_SLOTS : DIRECT_CELLS;
@@ -155,8 +250,8 @@ int direct_progress_bcast(collie_request_t *req, direct_state *d) {
     int st;
     if (d->phase == DIRECT_WAIT_READY && (st = leave_ready_copy(req, d)) != COLLIE_OK)
         return st;
-    if (d->phase == DIRECT_WAIT_ROOT)
-        return direct_reached(req, req->args.root, false) ? COLLIE_OK : COLLIE_TIMEOUT;
+    if (d->phase == DIRECT_WAIT_WRITERS)
+        return direct_all_reached(req, false);
     if (d->via_cells)
         return progress_copy_cells(req, d);
     if (d->phase == DIRECT_SLOTS && (st = direct_progress_slots(req, d)) != COLLIE_OK)

@@ -20,7 +20,8 @@ enum direct_phase {
     DIRECT_WAIT_DONE,       /* its own part done; waits for the peers' (or returns) */
     DIRECT_CELLS,           /* moving through the copy cells (cells.c) */
     DIRECT_SLOTS,           /* running the algorithm's schedule through the slots */
-    DIRECT_WAIT_ROOT,       /* a split bcast's reader: its half copied, waits for the root's */
+    DIRECT_WAIT_WRITERS,    /* a split bcast's reader: its part copied, waits for every
+                               rank's `done` (the writers of its buffer) */
 };
 
 typedef struct peer_view {
@@ -51,8 +52,8 @@ void direct_map_peers(collie_request_t *req, direct_state *d);
 /* Writes len bytes at `from` into rank q's output at off: mapped, or process_vm_writev. */
 int direct_deliver(collie_request_t *req, direct_state *d, int q, const char *from, uint64_t off,
                    uint64_t len);
-/* Both posted: does a bcast at P = 2 split the copy (direct_access_bcast.c)? */
-bool direct_pair_split(const collie_request_t *req);
+/* Every rank posted: does a bcast split the copy among the ranks (direct_access_bcast.c)? */
+bool direct_bcast_splits(const collie_request_t *req);
 /* Does the call go through the copy cells (or the slots: direct_use_slots) rather than the
  * buffers themselves? */
 bool direct_use_cells(const collie_request_t *req, direct_state *d);
