@@ -179,8 +179,7 @@ static char *first_target(const collie_request_t *req, const direct_state *d) {
 static bool deliver_streams(const collie_request_t *req) {
     const collie_coll_args *a = &req->args;
     const collie_transport *tp = req->team->tp;
-    return a->coll == COLL_ALLREDUCE &&
-           (a->bytes >= tp->stream_out_min || (uint64_t)a->size * a->bytes >= tp->stream_team_min);
+    return a->coll == COLL_ALLREDUCE && collie_outputs_stream(tp, a->size, a->bytes);
 }
 
 /* This rank's segment, chunk by chunk: all P reads, the reduction, the writes. */

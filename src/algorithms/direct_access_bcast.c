@@ -31,7 +31,7 @@ static int copy_from_root(collie_request_t *req, uint64_t n) {
     if (!mapped)
         return direct_read(req, root, e->send_addr, into, n);
     if (n < req->args.bytes) {
-        collie_copy_out(tp, req->args.bytes, into, mapped, n);
+        collie_copy_out(tp, req->args.size, req->args.bytes, into, mapped, n);
         return COLLIE_OK;
     }
     fill_way way = mapped_out_tune_begin(req);
@@ -133,7 +133,7 @@ static int split_root_half(collie_request_t *req, direct_state *d) {
     direct_map_peers(req, d);
     if (!d->view[reader].out)
         return direct_deliver(req, d, reader, from, h, n - h);
-    collie_copy_out(tp, n, d->view[reader].out + h, from, n - h);
+    collie_copy_out(tp, 2, n, d->view[reader].out + h, from, n - h);
     return COLLIE_OK;
 }
 
@@ -158,8 +158,7 @@ static int team_split_segment(collie_request_t *req, direct_state *d) {
     const collie_coll_args *a = &req->args;
     const collie_transport *tp = req->team->tp;
     direct_map_peers(req, d);
-    d->deliver_stream =
-        a->bytes >= tp->stream_out_min || (uint64_t)a->size * a->bytes >= tp->stream_team_min;
+    d->deliver_stream = collie_outputs_stream(tp, a->size, a->bytes);
     direct_segment mine = direct_seg_of(a, a->rank);
     for (uint64_t at = 0; at < mine.bytes; at += d->chunk) {
         uint64_t off = mine.off + at, len = mine.bytes - at < d->chunk ? mine.bytes - at : d->chunk;

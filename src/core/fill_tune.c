@@ -169,12 +169,22 @@ fill_way fill_tune_begin(collie_request_t *req) {
     return begin(req, FILL_INTO, req->team->tp->cells->stream);
 }
 
-/* The rule's size: what this rank copies out (allgather, alltoall: a block per peer). */
+/* The first calls' way out: a bcast's as collie_outputs_stream (its readers' outputs
+ * together), allgather's and alltoall's from stream_out_min of what this rank copies out (a
+ * block per peer).  Measured for bcast (2026-12-05, Intel Xeon VM, whose 480 MiB of L3 are
+ * the host's: stream_out_min 360 MiB; collie-bench --coll bcast --barrier-each
+ * [--fresh-data] [--collie-alloc], COLLIE_SHM_STREAM_OUT_MIN=1 / 0, 2 rounds, µs): through
+ * the cells P = 2 32 MiB 3155-3310 / 4533-4553, P = 4 16 MiB 2249-3665 / 3525-3813 (fresh
+ * 3066-3436 / 7745-8492), P = 8 8 MiB 4160-4302 / 9821-11163; mapped at P = 2 (the split
+ * copy) 32 MiB fresh 1862-2309 / 2869-3326, 64 MiB 3116-3397 / 6987-7208; at 32 MiB of
+ * outputs mixed (P = 2 16 MiB 1455-1527 / 1318-1363 reused, P = 4 8 MiB 1107-1756 /
+ * 1305-1959) but P = 8 4 MiB 2033-2088 / 2999-3551.  Before, on this VM the first calls
+ * copied with memcpy at twice the time until the trial (calls 9-14) switched. */
 static bool out_rule(const collie_request_t *req) {
-    uint64_t out = req->args.bytes;
-    if (req->args.coll != COLL_BCAST)
-        out *= (uint64_t)(req->args.size - 1);
-    return out >= req->team->tp->stream_out_min;
+    const collie_transport *tp = req->team->tp;
+    if (req->args.coll == COLL_BCAST)
+        return collie_outputs_stream(tp, req->args.size, req->args.bytes);
+    return req->args.bytes * (uint64_t)(req->args.size - 1) >= tp->stream_out_min;
 }
 
 fill_way out_tune_begin(collie_request_t *req) { return begin(req, FILL_OUT, out_rule(req)); }

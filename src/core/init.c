@@ -109,6 +109,10 @@ static int init_at(int required) {
         collie_log(COLLIE_LOG_INFO, "bcasts of at least %llu KiB copy out of the cells with "
                    "streaming stores (COLLIE_SHM_STREAM_OUT_MIN)",
                    (unsigned long long)(tp->stream_out_min >> 10));
+    if (tp->cells && tp->stream_team_min != UINT64_MAX)
+        collie_log(COLLIE_LOG_INFO, "a bcast's or allreduce's writes into outputs that together "
+                   "reach %llu MiB (the ranks times the call's bytes) start with streaming stores",
+                   (unsigned long long)(tp->stream_team_min >> 20));
     return COLLIE_OK;
 }
 

@@ -317,10 +317,11 @@ typedef struct collie_transport {
                                     least this many bytes goes into its output with
                                     streaming stores (4 MiB, or COLLIE_SHM_STREAM_OUT_MIN
                                     when set; UINT64_MAX: never) */
-    uint64_t stream_team_min;    /* allreduce `direct_segments`, all mapped: writes into the
-                                    peers' outputs stream once P x the call's bytes reach
-                                    this (64 MiB; UINT64_MAX: never, or
-                                    COLLIE_SHM_STREAM_OUT_MIN set: stream_out_min alone) */
+    uint64_t stream_team_min;    /* writes into a team's outputs (an allreduce's or a bcast's
+                                    with mapped buffers, a bcast's first calls out of the
+                                    cells) stream once P x the call's bytes reach this
+                                    (64 MiB; UINT64_MAX: never, or COLLIE_SHM_STREAM_OUT_MIN
+                                    set: stream_out_min alone): collie_outputs_stream */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
                                     nodes (mixed shm+mpi transport), else NULL */
     int nnodes;
@@ -347,14 +348,22 @@ typedef struct collie_transport {
     void *impl;
 } collie_transport;
 
-/* Records that peer's death or silence failed this rank (the first culprit stays). */
-/* A bcast reader's copy of n bytes into its own buffer, in a call of call_bytes: with
- * streaming stores from tp->stream_out_min, else collie_peer_copy. */
-static inline void collie_copy_out(const collie_transport *tp, uint64_t call_bytes, void *dst,
-                                   const void *src, size_t n) {
-    collie_cell_read(call_bytes >= tp->stream_out_min, dst, src, n);
+/* Do the writes of a call of `bytes` into the outputs of a team of `size` (each output
+ * `bytes`) bypass the cache?  From tp->stream_out_min bytes, or once the team's outputs
+ * together reach tp->stream_team_min (where they no longer fit the caches, and a plain
+ * store would first read its line from memory). */
+static inline bool collie_outputs_stream(const collie_transport *tp, int size, uint64_t bytes) {
+    return bytes >= tp->stream_out_min || (uint64_t)size * bytes >= tp->stream_team_min;
 }
 
+/* A bcast's copy of n bytes into a reader's buffer, in a call of call_bytes on a team of
+ * `size`: with streaming stores where collie_outputs_stream says so, else collie_peer_copy. */
+static inline void collie_copy_out(const collie_transport *tp, int size, uint64_t call_bytes,
+                                   void *dst, const void *src, size_t n) {
+    collie_cell_read(collie_outputs_stream(tp, size, call_bytes), dst, src, n);
+}
+
+/* Records that peer's death or silence failed this rank (the first culprit stays). */
 static inline void collie_transport_blame(collie_transport *tp, int peer) {
     if (!tp->blame && peer >= 0 && peer < tp->size)
         tp->blame = peer + 1;

@@ -239,6 +239,7 @@ static void cells_out_way(void) {
     f->req.args.coll = COLL_ALLGATHER;
     f->tp.cells = cells;                    /* kernel_min 0: the way is timed */
     f->tp.stream_out_min = UINT64_MAX;      /* the rule's first way out: memcpy */
+    f->tp.stream_team_min = UINT64_MAX;
     int way = -1, streamed = 0, calls;
     for (calls = 0; calls < 40 && (calls == 0 || path_tune_timed(&f->req, false)); calls++) {
         way = path_tune_pick(&f->req, false);
@@ -265,6 +266,7 @@ static void cells_out_way(void) {
     cells->ncells = 32;                     /* the untimed calls go through the cells */
     f->tp.cells = cells;
     f->tp.stream_out_min = UINT64_MAX;
+    f->tp.stream_team_min = UINT64_MAX;
     streamed = 0;
     for (calls = 0; calls < 40 && (calls == 0 || path_tune_timed(&f->req, false)); calls++) {
         way = path_tune_pick(&f->req, true);
