@@ -59,8 +59,8 @@ fi
 # collie_alloc buffers on every rank, bcast `direct_copy`, allgather and alltoall `direct`:
 # every allgather and alltoall rank copies the blocks straight out of its peers' mapped
 # buffers and times those copies both ways, as every bcast reader does with the root's
-# buffer from P = 3 (at P = 2 the two ranks split the copy, by the fixed rule), the root
-# timing none.
+# buffer at P = 3 (at P = 2 the two ranks split the copy, by the fixed rule, and from 4 all
+# ranks split it, by collie_outputs_stream), the root timing none.
 log=$(COLLIE_LOG=debug COLLIE_BCAST_ALGO=direct_copy COLLIE_ALLGATHER_ALGO=direct \
       COLLIE_ALLTOALL_ALGO=direct "$run" -n "$P" --timeout 240 "$prog" 16 mapped 2>&1) ||
   { echo "$log" | tail -40; exit 1; }
