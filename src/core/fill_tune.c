@@ -187,12 +187,20 @@ fill_way fill_tune_begin(collie_request_t *req) {
  * copy) 32 MiB fresh 1862-2309 / 2869-3326, 64 MiB 3116-3397 / 6987-7208; at 32 MiB of
  * outputs mixed (P = 2 16 MiB 1455-1527 / 1318-1363 reused, P = 4 8 MiB 1107-1756 /
  * 1305-1959) but P = 8 4 MiB 2033-2088 / 2999-3551.  Before, on this VM the first calls
- * copied with memcpy at twice the time until the trial (calls 9-14) switched. */
+ * copied with memcpy at twice the time until the trial (calls 9-14) switched.  allgather
+ * the same once its team's outputs (P x P blocks) reach 64 MiB: P = 4 blocks of 4 / 8 MiB
+ * 4291 / 9993 against 6940 / 15012 reused, 7049 / 11537 against 7513 / 15857 fresh (2 MiB,
+ * 32 MiB of outputs: equal); P = 8 1 MiB 2971 / 3187 against 7197 / 5000, 8 MiB 34419 /
+ * 36258 against 51102 / 56362.  Not alltoall: at P = 4 with fresh data streaming took
+ * 1.04-1.07x (4 and 8 MiB blocks; 2 MiB 1.7x), at P = 8 0.9-0.95x. */
 static bool out_rule(const collie_request_t *req) {
     const collie_transport *tp = req->team->tp;
+    uint64_t P = (uint64_t)req->args.size, block = req->args.bytes;
     if (req->args.coll == COLL_BCAST)
-        return collie_outputs_stream(tp, req->args.size, req->args.bytes);
-    return req->args.bytes * (uint64_t)(req->args.size - 1) >= tp->stream_out_min;
+        return collie_outputs_stream(tp, req->args.size, block);
+    if (req->args.coll == COLL_ALLGATHER && P * block >= tp->stream_team_min / P)
+        return true;   /* the team's outputs, P x P blocks, from 64 MiB (below) */
+    return block * (P - 1) >= tp->stream_out_min;
 }
 
 fill_way out_tune_begin(collie_request_t *req) { return begin(req, FILL_OUT, out_rule(req)); }
