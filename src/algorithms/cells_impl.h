@@ -1,7 +1,8 @@
 /*
  * cells_impl.h — what the copy-cell engine's files share: cells.c (bcast, the engine's
- * loop and the step helpers), cells_reduce.c (allreduce, reduce), cells_blocks.c (allgather, allgatherv, alltoall,
- * reduce_scatter) and cells_driver.c (the `cells` algorithms' driver).
+ * loop and the step helpers), cells_reduce.c (allreduce, reduce), cells_blocks.c
+ * (allgather, allgatherv, alltoall, reduce_scatter) and cells_driver.c (the `cells`
+ * algorithms' driver).
  * Not for other files: they use cells.h.
  */
 #ifndef COLLIE_CELLS_IMPL_H

@@ -7,8 +7,8 @@
  * or by process_vm_readv), or takes the copy cells or the slots (direct_use_cells), and
  * marks itself done; the root waits until every rank is done and checks that they did the
  * same call.  At P = 2 with both buffers in collie_alloc memory the two ranks split the
- * copy (split_copy below); from 3 ranks, with every buffer mapped and past the caches,
- * all ranks split it (TEAM_SPLIT_MIN below).
+ * copy (split_copy below); from 4 ranks, with every buffer mapped and at least 16 KiB
+ * per rank, all ranks split it (TEAM_SPLIT_MIN_RANKS below).
  */
 
 #include "algorithms/direct_access.h"
@@ -152,7 +152,7 @@ static const char *root_piece(collie_request_t *req, direct_state *d, uint64_t o
     return mine;
 }
 
-/* From 3 ranks: this rank's segment of the root's buffer, chunk by chunk, into every
+/* From 4 ranks: this rank's segment of the root's buffer, chunk by chunk, into every
  * reader's buffer (its own last). */
 static int team_split_segment(collie_request_t *req, direct_state *d) {
     const collie_coll_args *a = &req->args;
@@ -201,7 +201,7 @@ static int wait_posted(collie_request_t *req, int q) {
 }
 
 /* Every other rank posted this call or a later one (COLLIE_TIMEOUT while one has not).  At
- * P = 2 a post of another call is a mismatch.  From 3 ranks a reader that does not split
+ * P = 2 a post of another call is a mismatch.  From 4 ranks a reader that does not split
  * may be calls ahead (it needs only the roots of its next calls), its post of this call
  * gone from the board's history: it posted, and direct_bcast_splits sees that it did not
  * post this call mapped; a mismatch is then found where the call goes on. */

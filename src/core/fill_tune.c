@@ -278,7 +278,9 @@ void fill_tune_end(collie_request_t *req, fill_way *w) {
     if (c->best[w->stream] == 0 || ns < c->best[w->stream])
         c->best[w->stream] = ns;
     int pos = trial_position(c, c->calls - 1);
-    if (pos == 1 && c->best[c->way] && (double)c->best[!c->way] > FILL_EARLY_STOP * (double)c->best[c->way])
+    bool clear_loser = c->best[c->way] &&
+                       (double)c->best[!c->way] > FILL_EARLY_STOP * (double)c->best[c->way];
+    if (pos == 1 && clear_loser)
         stop_early(req, c, dir);
     else if (pos == FILL_TRIAL_CALLS - 1 && c->best[0] && c->best[1])
         decide(req, c, dir);

@@ -110,8 +110,8 @@ static int init_at(int required) {
                    "streaming stores (COLLIE_SHM_STREAM_OUT_MIN)",
                    (unsigned long long)(tp->stream_out_min >> 10));
     if (tp->cells && tp->stream_team_min != UINT64_MAX)
-        collie_log(COLLIE_LOG_INFO, "a bcast's or allreduce's writes into outputs that together "
-                   "reach %llu MiB (the ranks times the call's bytes) start with streaming stores",
+        collie_log(COLLIE_LOG_INFO, "writes into a team's outputs that together reach %llu "
+                   "MiB (bcast, allgather, allreduce) start with streaming stores",
                    (unsigned long long)(tp->stream_team_min >> 20));
     return COLLIE_OK;
 }

@@ -318,8 +318,8 @@ typedef struct collie_transport {
                                     streaming stores (4 MiB, or COLLIE_SHM_STREAM_OUT_MIN
                                     when set; UINT64_MAX: never) */
     uint64_t stream_team_min;    /* writes into a team's outputs (an allreduce's or a bcast's
-                                    with mapped buffers, a bcast's first calls out of the
-                                    cells) stream once P x the call's bytes reach this
+                                    with mapped buffers, a bcast's or allgather's first
+                                    calls out of the cells) stream once they reach this
                                     (64 MiB; UINT64_MAX: never, or COLLIE_SHM_STREAM_OUT_MIN
                                     set: stream_out_min alone): collie_outputs_stream */
     const int *node_of;          /* [size]: node of every rank when the ranks span several
