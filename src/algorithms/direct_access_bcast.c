@@ -206,16 +206,9 @@ static int wait_posted(collie_request_t *req, int q) {
  * gone from the board's history: it posted, and direct_bcast_splits sees that it did not
  * post this call mapped; a mismatch is then found where the call goes on. */
 static int wait_all_posted(collie_request_t *req) {
-    for (int q = 0; q < req->args.size; q++) {
-        if (q == req->args.rank)
-            continue;
-        int st = req->args.size == 2 ? wait_posted(req, q)
-               : direct_reached(req, q, true) ? COLLIE_OK
-               : direct_check_channel(req, q) ? COLLIE_ERR_MISMATCH : COLLIE_TIMEOUT;
-        if (st)
-            return st;
-    }
-    return COLLIE_OK;
+    if (req->args.size == 2)
+        return wait_posted(req, 1 - req->args.rank);
+    return direct_all_reached(req, true);
 }
 
 /* bcast: a non-root waits for the root's post, copies, is done; the root waits for all

@@ -80,6 +80,7 @@
  * 0.8-1.0.
  * COLLIE_SHM_STREAM_OUT_MIN set fixes the rule instead (no trials).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/fill_tune.h"
@@ -217,19 +218,23 @@ static const char *copies_name(int dir, bool call_timing) {
          : call_timing ? "through the cells" : "into the cells";
 }
 
+/* Logs a trial's verdict: both ways' times (how they were taken) and the way taken. */
+static void log_choice(const collie_request_t *req, const fill_class *c, int dir, const char *how,
+                       int taking) {
+    int cur = c->way, other = !cur, k = collie_size_class(req->args.bytes);
+    collie_log(COLLIE_LOG_INFO, "rank %d: copies %s in %s of %llu B up to %llu B on %d ranks: "
+               "%s %.1f us, %s %.1f us (%s): taking %s", req->args.rank, copies_name(dir, false),
+               collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1, req->args.size,
+               way_name(cur), c->best[cur] / 1e3, way_name(other), c->best[other] / 1e3, how,
+               way_name(taking));
+}
+
 /* The trial's last call is over: keep the current way or take the other. */
 static void decide(collie_request_t *req, fill_class *c, int dir) {
     int cur = c->way, other = !cur;
     bool take_other = (double)c->best[other] < FILL_SWITCH * (double)c->best[cur];
-    if (take_other || !c->decided) {
-        int k = collie_size_class(req->args.bytes);
-        collie_log(COLLIE_LOG_INFO, "rank %d: copies %s in %s of %llu B up to %llu B "
-                   "on %d ranks: %s %.1f us, %s %.1f us (best of 3 calls each): taking %s",
-                   req->args.rank, copies_name(dir, false),
-                   collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
-                   req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
-                   c->best[other] / 1e3, way_name(take_other ? other : cur));
-    }
+    if (take_other || !c->decided)
+        log_choice(req, c, dir, "best of 3 calls each", take_other ? other : cur);
     c->decided = true;
     if (take_other)
         c->way = other;
@@ -246,16 +251,10 @@ static void decide(collie_request_t *req, fill_class *c, int dir) {
  * goes that way too, and the next trial comes FILL_TRIAL_FIRST calls after this one
  * began. */
 static void stop_early(collie_request_t *req, fill_class *c, int dir) {
-    int cur = c->way, other = !cur;
     if (!c->decided) {
-        int k = collie_size_class(req->args.bytes);
-        collie_log(COLLIE_LOG_INFO, "rank %d: copies %s in %s of %llu B up to %llu B "
-                   "on %d ranks: %s %.1f us, %s %.1f us (one call each, the other more than "
-                   "%.1fx): taking %s",
-                   req->args.rank, copies_name(dir, false),
-                   collie_coll_name(req->args.coll), 1ull << k, (2ull << k) - 1,
-                   req->args.size, way_name(cur), c->best[cur] / 1e3, way_name(other),
-                   c->best[other] / 1e3, FILL_EARLY_STOP, way_name(cur));
+        char how[64];
+        snprintf(how, sizeof how, "one call each, the other more than %.1fx", FILL_EARLY_STOP);
+        log_choice(req, c, dir, how, c->way);
     }
     c->decided = true;
     c->period = FILL_TRIAL_FIRST;
