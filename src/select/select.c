@@ -212,26 +212,29 @@ static const rule rules[] = {
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
-    /* P = 5..8 flat (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier with
+    /* P = 4..8 flat (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier with
      * COLLIE_BARRIER_ALGO=dissemination / flat in turn, µs): P = 5 4.6-6.5 against
      * 6.4-10.3 (8 rounds), P = 6 6.5-8.0 against 8.7-12.1 (3), P = 8 6.6-12.8 (median 9.0)
      * against 10.3-13.0 (median 10.9; 8 rounds); on the Intel Xeon VM of 2026-12-04 P = 8
      * 6.1-8.4 against 11.9-12.8 (2 rounds).  With more ranks than cores every rank's round
      * waits for some rank to be scheduled, and flat's non-roots need to run only twice.
-     * P = 2-4 dissemination.  At P = 2 it is the faster by itself (0.26-0.28 against
+     * P = 4 (Intel Xeon VM, 2026-12-05, 6 rounds interleaved, medians): by itself flat is
+     * the slower (3.73 against 2.88 µs over 10 rounds; 3.00 against 3.94 in another 6),
+     * but the call after it is faster by 0.7 µs on average over bcast, reduce, allreduce,
+     * allgather, reduce_scatter and alltoall at 8 B and 8 KiB: bcast 8 B 0.48 against
+     * 2.62, 8 KiB 2.83 against 5.62 (the root leaves first and its data is out before the
+     * readers look), reduce 8 B 3.23 against 4.19, the rest within +-0.3 µs.
+     * P = 2-3 dissemination.  At P = 2 it is the faster by itself (0.26-0.28 against
      * 0.46-0.49 µs, Intel Xeon VM, 2026-12-04); flat lets the root go first, which halves a
      * small bcast after it (8 B 0.40 -> 0.19 µs) but slows an allreduce after it (8 B
-     * 0.42 -> 0.50).  At P = 3 the two take the same by themselves (medians 2.31 and 2.26 µs
-     * of 5 rounds on that VM; flat 5 % faster on an AMD EPYC VM of 2026-11-29), and after
-     * dissemination a reduce or allreduce is the faster (reduce 8 B 0.27-1.04 against
-     * 2.28-2.36 µs, allreduce 8 KiB 4.3-4.5 against 5.6-5.7), a bcast the slower (8 B
-     * 0.80-0.97 against 0.25-0.32, still below every peer's 2.0 after its own barrier);
-     * P = 4: dissemination 2.52 against 3.10 (medians of 5).  The calls after the barrier
-     * were timed with collie-bench --coll C --barrier-each, which honours COLLIE_BARRIER_ALGO
-     * only since that day: the comparisons of 2026-11-29 timed the same barrier twice.
+     * 0.42 -> 0.50).  At P = 3 the two take the same by themselves (medians 2.58 and 2.50 µs
+     * of 6 rounds, 2026-12-05), and after dissemination every call but bcast is the faster
+     * (reduce 8 B 0.32 against 2.66 µs, 8 KiB 1.36 against 5.82, allreduce 8 KiB 5.14
+     * against 6.25, allgather 8 KiB 5.76 against 6.76), a bcast the slower (8 B 0.73
+     * against 0.28, still below every peer's 2.0 after its own barrier).
      * Above 8 ranks the log rounds (collie-sim predict); docs/measurements.md, "The
      * barrier's exit order and small bcasts". */
-    { COLL_BARRIER, 5, 8, ALL_BYTES, { "flat", "dissemination" } },
+    { COLL_BARRIER, 4, 8, ALL_BYTES, { "flat", "dissemination" } },
     { COLL_BARRIER, ANY_P, ALL_BYTES, { "dissemination", "flat" } },
     /* Issue 16's collectives; bytes are a rank's block (the vector for scan, exscan).
      * P <= 8 from collie-bench --algo all,auto interleaved at P = 2, 3, 4, malloc and
