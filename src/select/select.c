@@ -218,12 +218,13 @@ static const rule rules[] = {
      * against 10.3-13.0 (median 10.9; 8 rounds); on the Intel Xeon VM of 2026-12-04 P = 8
      * 6.1-8.4 against 11.9-12.8 (2 rounds).  With more ranks than cores every rank's round
      * waits for some rank to be scheduled, and flat's non-roots need to run only twice.
-     * P = 4 (Intel Xeon VM, 2026-12-05, 6 rounds interleaved, medians): by itself flat is
-     * the slower (3.73 against 2.88 µs over 10 rounds; 3.00 against 3.94 in another 6),
-     * but the call after it is faster by 0.7 µs on average over bcast, reduce, allreduce,
-     * allgather, reduce_scatter and alltoall at 8 B and 8 KiB: bcast 8 B 0.48 against
-     * 2.62, 8 KiB 2.83 against 5.62 (the root leaves first and its data is out before the
-     * readers look), reduce 8 B 3.23 against 4.19, the rest within +-0.3 µs.
+     * P = 4 (Intel Xeon VM, 2026-12-05, 6 rounds interleaved, medians): by itself neither
+     * is clearly the faster (flat 3.73 against 2.88 µs over 10 rounds, 3.00 against 3.94
+     * over another 6), but the call after flat is faster by 0.7 µs on average over bcast,
+     * reduce, allreduce, allgather, reduce_scatter and alltoall at 8 B and 8 KiB: bcast 8 B
+     * 0.48 against 2.62, 8 KiB 2.83 against 5.62 (the root leaves first and its data is out
+     * before the readers look), reduce 8 B 3.23 against 4.19, reduce_scatter 8 KiB 8.84
+     * against 10.07, none more than 0.3 µs slower.
      * P = 2-3 dissemination.  At P = 2 it is the faster by itself (0.26-0.28 against
      * 0.46-0.49 µs, Intel Xeon VM, 2026-12-04); flat lets the root go first, which halves a
      * small bcast after it (8 B 0.40 -> 0.19 µs) but slows an allreduce after it (8 B
