@@ -212,8 +212,8 @@ static const rule rules[] = {
     { COLL_BCAST, ANY_P, 1 << 20, { "binary_tree", "scatter_allgather", "binomial" } },
     { COLL_BCAST, 3, 8, ALL_BYTES, { "direct_copy", "cells", "flat", "chain" } },
     { COLL_BCAST, ANY_P, ALL_BYTES, { "flat", "chain", "binomial" } },
-    /* P = 4..8 flat (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier with
-     * COLLIE_BARRIER_ALGO=dissemination / flat in turn, µs): P = 5 4.6-6.5 against
+    /* P = 4..8 flat.  P = 5..8 (2026-11-27, AMD EPYC VM, 2 cores, collie-bench --coll barrier
+     * with COLLIE_BARRIER_ALGO=dissemination / flat in turn, µs): P = 5 4.6-6.5 against
      * 6.4-10.3 (8 rounds), P = 6 6.5-8.0 against 8.7-12.1 (3), P = 8 6.6-12.8 (median 9.0)
      * against 10.3-13.0 (median 10.9; 8 rounds); on the Intel Xeon VM of 2026-12-04 P = 8
      * 6.1-8.4 against 11.9-12.8 (2 rounds).  With more ranks than cores every rank's round
